@@ -1,0 +1,52 @@
+# iou-offload: the one entry point. `make help` lists the targets.
+# Heavy products live under BUILD_ROOT (default ~/.cache/iou-offload), never in the repo.
+
+BUILD_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iou-offload
+KCONFIG    ?= guest
+GUEST_TESTS ?=
+export BUILD_ROOT KCONFIG GUEST_TESTS
+
+.DEFAULT_GOAL := help
+.PHONY: help deps kernel kernel-bisect selftests daemon image vm-test check test run demo bench clean-image
+
+help: ## this list
+	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 18
+	@echo "variables: BUILD_ROOT=dir  KCONFIG=guest|debug  GUEST_TESTS='suite ...'  ACCEL=auto|tcg|kvm"
+
+deps: ## install every package the project needs (apt-get; quiet when all is there)
+	@scripts/deps.sh
+
+kernel: deps ## extract Debian linux-source-6.12, apply kernel-patches/series, build bzImage, headers, vmlinux.h
+	@scripts/kernel.sh
+
+kernel-bisect: deps ## apply the series patch by patch and build io_uring/ at each step
+	@scripts/kernel-bisect.sh
+
+selftests: kernel ## build tools/testing/selftests/io_uring of the patched tree into the guest payload
+	@scripts/selftests.sh
+
+daemon: deps ## build iou-offloadd and its BPF programs
+	@$(MAKE) -s -C daemon
+
+image: kernel selftests daemon ## the mkosi guest image (cached by its config) plus this tree's payload
+	@tests/vm/build-image.sh
+
+vm-test: image ## boot the patched kernel in QEMU, run the guest suites, print TAP and a summary
+	@tests/vm/run-vm.sh test
+
+check: deps ## host tier: unit tests and the uring engine on real files (loads nothing into the host kernel)
+	@$(MAKE) -s -C tests/unit check
+
+test: check vm-test ## check, then vm-test
+
+run: image ## boot the guest and run the default pipeline with systemctl start iou-offloadd
+	@tests/vm/run-vm.sh demo
+
+demo: run
+
+bench: image ## engines side by side in the guest
+	@tests/vm/run-vm.sh bench
+
+clean-image: ## drop the built guest image (the kernel and caches stay)
+	rm -rf $(BUILD_ROOT)/image $(BUILD_ROOT)/payload

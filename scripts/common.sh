@@ -1,0 +1,19 @@
+# Sourced by the scripts: where things live. Heavy products stay out of the repo.
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_ROOT=${BUILD_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/iou-offload}
+KCONFIG=${KCONFIG:-guest}
+KSRC=$BUILD_ROOT/linux
+KOBJ=$BUILD_ROOT/obj-$KCONFIG
+KHDR=$BUILD_ROOT/headers-$KCONFIG
+TOOLS=$BUILD_ROOT/tools
+# Same CC string and hashing rules everywhere, so ccache hits across build dirs
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD_ROOT/ccache}
+export CCACHE_BASEDIR=$BUILD_ROOT
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+export KBUILD_BUILD_USER=iou-offload KBUILD_BUILD_HOST=build
+KMAKE=(make -s -C "$KSRC" O="$KOBJ" CC="ccache gcc" HOSTCC="ccache gcc" -j"$(nproc)")
+
+die() { echo "error: $*" >&2; exit 1; }
+log() { echo ">> $*"; }
+hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
