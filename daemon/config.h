@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_CONFIG_H
+#define IOU_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+
+#define CONFIG_DEFAULT_PATH	"/etc/iou-offloadd.conf"
+#define CONFIG_MAX_FILES	16	/* sources or destinations per pipeline */
+#define CONFIG_NAME_MAX		64
+#define CONFIG_MAX_BYTES	(1 << 20)
+#define CONFIG_MAX_PIPELINES	256
+
+enum transform {
+	TRANSFORM_COPY,
+	TRANSFORM_MIRROR,
+	TRANSFORM_STRIPE,
+	TRANSFORM_GATHER,
+};
+
+enum gather_layout {
+	GATHER_CONCAT,		/* sources one after the other */
+	GATHER_DESTRIPE,	/* inverse of stripe: interleave in stripe_unit */
+};
+
+/* engine_kind is part of the config ABI: keep room for ENGINE_LOOP */
+enum engine_kind {
+	ENGINE_AUTO,
+	ENGINE_BPF,
+	ENGINE_URING,
+	ENGINE_LOOP,		/* not implemented yet: rejected by the parser */
+};
+
+/* settings a [pipeline] inherits from [daemon] unless it sets them */
+struct pipeline_settings {
+	enum engine_kind engine;
+	uint32_t queue_depth;
+	uint32_t block_size;
+	uint32_t stripe_unit;
+	uint64_t checkpoint_interval;
+	uint32_t retries;
+	uint32_t retry_delay;
+	bool direct;
+	bool create;
+	bool truncate;
+	bool repeat;
+};
+
+struct pipeline_config {
+	char name[CONFIG_NAME_MAX + 1];
+	int line;			/* line of the [pipeline NAME] header */
+	enum transform transform;
+	enum gather_layout gather;
+	char *sources[CONFIG_MAX_FILES];
+	int nr_sources;
+	char *dests[CONFIG_MAX_FILES];
+	int nr_dests;
+	uint64_t offset;		/* into each source */
+	uint64_t dest_offset;		/* into each destination */
+	uint64_t length;		/* logical bytes; UINT64_MAX = to the end */
+	struct pipeline_settings s;
+	/* bookkeeping for error messages: line each key was set on, 0 = unset */
+	int key_line[32];
+};
+
+struct daemon_config {
+	char *path;
+	char *state_dir;
+	char *runtime_dir;
+	enum log_level log_level;
+	bool exit_when_done;
+	struct pipeline_settings defaults;
+	struct pipeline_config *pipelines;
+	int nr_pipelines;
+	int key_line[32];
+};
+
+/* error messages, each "FILE:LINE: ..." */
+struct config_errors {
+	char **msgs;
+	int nr;
+};
+
+/*
+ * Parse and validate a configuration. Returns 0, -EINVAL with one message
+ * per problem in @errs, or another -errno (file unreadable, -ENOMEM).
+ */
+int config_load(const char *path, struct daemon_config *cfg,
+		struct config_errors *errs);
+int config_parse_buffer(const char *name, const char *buf, size_t len,
+			struct daemon_config *cfg, struct config_errors *errs);
+void config_free(struct daemon_config *cfg);
+void config_errors_free(struct config_errors *errs);
+
+const struct pipeline_config *config_find_pipeline(const struct daemon_config *cfg,
+						   const char *name);
+/* true if both describe the same data layout (resume-compatible) */
+bool pipeline_config_same(const struct pipeline_config *a,
+			  const struct pipeline_config *b);
+int pipeline_config_dup(const struct pipeline_config *src,
+			struct pipeline_config *dst);
+void pipeline_config_free(struct pipeline_config *pc);
+/* stable 64-bit fingerprint of the layout-relevant keys, for checkpoints */
+uint64_t pipeline_config_fingerprint(const struct pipeline_config *pc);
+
+const char *transform_to_string(enum transform t);
+const char *gather_layout_to_string(enum gather_layout g);
+const char *engine_kind_to_string(enum engine_kind e);
+
+/* "64K" -> 65536; 0 or -EINVAL (also on overflow) */
+int config_parse_size(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Block layout for copy, mirror, stripe (RAID-0) and gather (concat or
+ * destripe). See plan.h for the model.
+ *
+ * Stripe: logical byte x lies in stripe unit u = x / su, on member
+ * u % N at member offset (u / N) * su + x % su. Within any logical range the
+ * bytes of one member form one contiguous member range, so a block is one
+ * read and at most one write per member (and the inverse for destripe).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+static inline uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+uint64_t plan_stripe_share(uint64_t len, int n, uint32_t su, int i)
+{
+	uint64_t row = (uint64_t)n * su;
+	uint64_t full = len / row, rem = len % row;
+	uint64_t extra = rem > (uint64_t)i * su ? min_u64(su, rem - (uint64_t)i * su) : 0;
+
+	return full * su + extra;
+}
+
+static bool is_destripe(const struct plan_params *p)
+{
+	return p->transform == TRANSFORM_GATHER && p->gather == GATHER_DESTRIPE;
+}
+
+uint64_t plan_src_bytes(const struct plan_params *p, int s)
+{
+	uint64_t used;
+
+	if (p->transform != TRANSFORM_GATHER)
+		return p->length;
+	if (is_destripe(p))
+		return plan_stripe_share(p->length, p->nr_sources, p->stripe_unit, s);
+	/* concat: sources fill the stream in order */
+	used = 0;
+	for (int i = 0; i < s; i++)
+		used += p->src_avail[i];
+	if (used >= p->length)
+		return 0;
+	return min_u64(p->src_avail[s], p->length - used);
+}
+
+uint64_t plan_default_length(const struct plan_params *p)
+{
+	uint64_t sum = 0;
+
+	if (p->transform != TRANSFORM_GATHER)
+		return p->src_avail[0];
+	/*
+	 * gather: everything the sources hold. For destripe, sizes that are
+	 * not the stripe shares of one stream are caught by plan_init().
+	 */
+	for (int i = 0; i < p->nr_sources; i++)
+		sum += p->src_avail[i];
+	return sum;
+}
+
+uint64_t plan_dest_bytes(const struct plan *pl, int d)
+{
+	const struct plan_params *p = &pl->p;
+
+	if (p->transform == TRANSFORM_STRIPE)
+		return plan_stripe_share(p->length, p->nr_dests, p->stripe_unit, d);
+	return p->length;
+}
+
+int plan_init(struct plan *pl, const struct plan_params *p)
+{
+	uint64_t ra, units;
+	int n;
+
+	memset(pl, 0, sizeof(*pl));
+	if (p->block_size == 0 || p->nr_sources < 1 || p->nr_dests < 1 ||
+	    p->nr_sources > CONFIG_MAX_FILES || p->nr_dests > CONFIG_MAX_FILES ||
+	    p->io_align == 0 || (p->io_align & (p->io_align - 1)) ||
+	    p->start > p->length)
+		return -EINVAL;
+	switch (p->transform) {
+	case TRANSFORM_COPY:
+		if (p->nr_sources != 1 || p->nr_dests != 1)
+			return -EINVAL;
+		break;
+	case TRANSFORM_MIRROR:
+	case TRANSFORM_STRIPE:
+		if (p->nr_sources != 1)
+			return -EINVAL;
+		break;
+	case TRANSFORM_GATHER:
+		if (p->nr_dests != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if ((p->transform == TRANSFORM_STRIPE || is_destripe(p)) && !p->stripe_unit)
+		return -EINVAL;
+
+	pl->p = *p;
+	for (int s = 0; s < p->nr_sources; s++)
+		if (plan_src_bytes(p, s) > p->src_avail[s])
+			return -ERANGE;
+	if (p->transform == TRANSFORM_GATHER && !is_destripe(p)) {
+		uint64_t sum = 0;
+
+		for (int s = 0; s < p->nr_sources; s++) {
+			pl->concat_start[s] = sum;
+			sum += p->src_avail[s];
+		}
+		pl->concat_start[p->nr_sources] = sum;
+		if (p->length > sum)
+			return -ERANGE;
+	}
+
+	pl->nr_blocks = (p->length - p->start + p->block_size - 1) / p->block_size;
+	pl->region_align = p->io_align > PLAN_BUF_ALIGN ? p->io_align : PLAN_BUF_ALIGN;
+	ra = pl->region_align;
+	units = p->stripe_unit ? p->block_size / p->stripe_unit + 2 : 1;
+	n = p->transform == TRANSFORM_GATHER ? p->nr_sources : p->nr_dests;
+
+	switch (p->transform) {
+	case TRANSFORM_COPY:
+	case TRANSFORM_MIRROR:
+		pl->r_size = round_up(p->block_size, ra);
+		pl->w_stride = pl->r_size;
+		pl->w_size = pl->w_stride * p->nr_dests;
+		pl->max_reads = 1;
+		pl->max_writes = p->nr_dests;
+		pl->max_copies = p->nr_dests;
+		pl->write_from_read = true;
+		break;
+	case TRANSFORM_STRIPE:
+		pl->r_size = round_up(p->block_size, ra);
+		/* each member's share starts aligned: at most one pad per member */
+		pl->w_size = round_up(p->block_size, ra) + n * ra;
+		pl->max_reads = 1;
+		pl->max_writes = n;
+		pl->max_copies = units;
+		break;
+	case TRANSFORM_GATHER:
+		pl->w_size = round_up(p->block_size, ra);
+		pl->max_writes = 1;
+		pl->max_reads = n;
+		if (is_destripe(p)) {
+			pl->r_size = round_up(p->block_size, ra) + n * ra;
+			pl->max_copies = units;
+		} else {
+			pl->r_size = round_up(p->block_size, ra);
+			pl->max_copies = n;
+			pl->write_from_read = true;
+		}
+		break;
+	}
+	return 0;
+}
+
+int block_plan_alloc(const struct plan *pl, struct block_plan *bp)
+{
+	memset(bp, 0, sizeof(*bp));
+	bp->reads = calloc(pl->max_reads, sizeof(*bp->reads));
+	bp->writes = calloc(pl->max_writes, sizeof(*bp->writes));
+	bp->copies = calloc(pl->max_copies, sizeof(*bp->copies));
+	if (!bp->reads || !bp->writes || !bp->copies) {
+		block_plan_free(bp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void block_plan_free(struct block_plan *bp)
+{
+	free(bp->reads);
+	free(bp->writes);
+	free(bp->copies);
+	memset(bp, 0, sizeof(*bp));
+}
+
+static void set_read(const struct plan *pl, struct plan_io *io, int file,
+		     uint32_t buf_off, uint64_t file_off, uint32_t len)
+{
+	const struct plan_params *p = &pl->p;
+	uint64_t io_len = round_up(len, p->io_align);
+	/* where a rounded-up O_DIRECT read meets EOF it returns the rest only */
+	uint64_t avail = p->src_avail[file] + p->offset - file_off;
+
+	io->file = file;
+	io->buf_off = buf_off;
+	io->file_off = file_off;
+	io->len = len;
+	io->io_len = io_len;
+	io->expect = p->io_align > 1 ? min_u64(io_len, avail) : len;
+	io->rbuf_off = -1;
+}
+
+static void set_write(const struct plan *pl, struct plan_io *io, int file,
+		      uint32_t buf_off, uint64_t file_off, uint32_t len, int64_t rbuf_off)
+{
+	io->file = file;
+	io->buf_off = buf_off;
+	io->file_off = file_off;
+	io->len = len;
+	io->io_len = round_up(len, pl->p.io_align);
+	io->expect = io->io_len;
+	io->rbuf_off = rbuf_off;
+}
+
+/* one pass over the stripe units of [lo, hi): per member first offset and bytes */
+struct member_span {
+	uint64_t first;
+	uint32_t bytes;
+	uint32_t base;		/* region start in the area, aligned */
+	uint32_t fill;		/* bytes placed so far */
+};
+
+static void stripe_spans(const struct plan *pl, uint64_t lo, uint64_t hi, int n,
+			 struct member_span *m)
+{
+	uint64_t su = pl->p.stripe_unit, x = lo;
+	uint32_t base = 0;
+
+	memset(m, 0, n * sizeof(*m));
+	while (x < hi) {
+		uint64_t u = x / su, end = min_u64(hi, (u + 1) * su);
+		int d = u % n;
+
+		if (!m[d].bytes)
+			m[d].first = (u / n) * su + (x - u * su);
+		m[d].bytes += end - x;
+		x = end;
+	}
+	for (int d = 0; d < n; d++) {
+		m[d].base = base;
+		base += round_up(m[d].bytes, pl->region_align);
+	}
+}
+
+int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
+{
+	const struct plan_params *p = &pl->p;
+	struct member_span m[CONFIG_MAX_FILES];
+	uint64_t lo, hi, x, su = p->stripe_unit;
+	uint32_t len;
+
+	if (index >= pl->nr_blocks)
+		return -EINVAL;
+	lo = plan_block_start(pl, index);
+	hi = min_u64(lo + p->block_size, p->length);
+	len = hi - lo;
+	bp->index = index;
+	bp->logical_off = lo;
+	bp->len = len;
+	bp->nr_reads = bp->nr_writes = bp->nr_copies = 0;
+
+	switch (p->transform) {
+	case TRANSFORM_COPY:
+	case TRANSFORM_MIRROR:
+		set_read(pl, &bp->reads[bp->nr_reads++], 0, 0, p->offset + lo, len);
+		for (int d = 0; d < p->nr_dests; d++) {
+			set_write(pl, &bp->writes[bp->nr_writes++], d, d * pl->w_stride,
+				  p->dest_offset + lo, len, 0);
+			bp->copies[bp->nr_copies++] = (struct plan_copy){
+				.src_off = 0, .dst_off = d * pl->w_stride, .len = len, .group = d,
+			};
+		}
+		break;
+
+	case TRANSFORM_STRIPE:
+		set_read(pl, &bp->reads[bp->nr_reads++], 0, 0, p->offset + lo, len);
+		stripe_spans(pl, lo, hi, p->nr_dests, m);
+		for (x = lo; x < hi;) {
+			uint64_t u = x / su, end = min_u64(hi, (u + 1) * su);
+			int d = u % p->nr_dests;
+
+			bp->copies[bp->nr_copies++] = (struct plan_copy){
+				.src_off = x - lo, .dst_off = m[d].base + m[d].fill,
+				.len = end - x, .group = d,
+			};
+			m[d].fill += end - x;
+			x = end;
+		}
+		for (int d = 0; d < p->nr_dests; d++)
+			if (m[d].bytes)
+				set_write(pl, &bp->writes[bp->nr_writes++], d, m[d].base,
+					  p->dest_offset + m[d].first, m[d].bytes, -1);
+		break;
+
+	case TRANSFORM_GATHER:
+		if (p->gather == GATHER_DESTRIPE) {
+			stripe_spans(pl, lo, hi, p->nr_sources, m);
+			for (int s = 0; s < p->nr_sources; s++)
+				if (m[s].bytes)
+					set_read(pl, &bp->reads[bp->nr_reads++], s, m[s].base,
+						 p->offset + m[s].first, m[s].bytes);
+			for (x = lo; x < hi;) {
+				uint64_t u = x / su, end = min_u64(hi, (u + 1) * su);
+				int s = u % p->nr_sources;
+
+				bp->copies[bp->nr_copies++] = (struct plan_copy){
+					.src_off = m[s].base + m[s].fill, .dst_off = x - lo,
+					.len = end - x, .group = s,
+				};
+				m[s].fill += end - x;
+				x = end;
+			}
+			set_write(pl, &bp->writes[bp->nr_writes++], 0, 0,
+				  p->dest_offset + lo, len, -1);
+		} else {
+			for (int s = 0; s < p->nr_sources && lo < hi; s++) {
+				uint64_t a = pl->concat_start[s], b = pl->concat_start[s + 1];
+				uint64_t from, to;
+
+				if (b <= lo || a >= hi)
+					continue;
+				from = lo > a ? lo : a;
+				to = min_u64(hi, b);
+				set_read(pl, &bp->reads[bp->nr_reads++], s, from - lo,
+					 p->offset + (from - a), to - from);
+				bp->copies[bp->nr_copies++] = (struct plan_copy){
+					.src_off = from - lo, .dst_off = from - lo,
+					.len = to - from, .group = s,
+				};
+			}
+			set_write(pl, &bp->writes[bp->nr_writes++], 0, 0,
+				  p->dest_offset + lo, len, 0);
+		}
+		break;
+	}
+	return 0;
+}
