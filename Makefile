@@ -7,7 +7,7 @@ GUEST_TESTS ?=
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernel kernel-bisect selftests daemon image vm-test check test run demo bench clean-image
+.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test check test run demo bench clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -20,8 +20,11 @@ deps: ## install every package the project needs (apt-get; quiet when all is the
 kernel: deps ## extract Debian linux-source-6.12, apply kernel-patches/series, build bzImage, headers, vmlinux.h
 	@scripts/kernel.sh
 
-kernel-bisect: deps ## apply the series patch by patch and build io_uring/ at each step
+kernel-bisect: kernel ## apply the series patch by patch and build each prefix
 	@scripts/kernel-bisect.sh
+
+kernel-export: ## write the commits base..dev of $(BUILD_ROOT)/linux back into kernel-patches/
+	@scripts/kernel-export.sh
 
 selftests: kernel ## build tools/testing/selftests/io_uring of the patched tree into the guest payload
 	@scripts/selftests.sh

@@ -12,7 +12,8 @@ export CCACHE_BASEDIR=$BUILD_ROOT
 export CCACHE_NOHASHDIR=1
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 export KBUILD_BUILD_USER=iou-offload KBUILD_BUILD_HOST=build
-KMAKE=(make -s -C "$KSRC" O="$KOBJ" CC="ccache gcc" HOSTCC="ccache gcc" -j"$(nproc)")
+# LOCALVERSION= (set, empty) keeps setlocalversion from appending "+" for a git tree
+KMAKE=(make -s -C "$KSRC" O="$KOBJ" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$(nproc)")
 
 die() { echo "error: $*" >&2; exit 1; }
 log() { echo ">> $*"; }

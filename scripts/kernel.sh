@@ -33,21 +33,29 @@ if [ "$(cat "$KSRC/.iou-base" 2>/dev/null)" != "$base" ]; then
 	echo "$base" > "$KSRC/.iou-base"
 fi
 
-# 2. the series, applied on branch 'series' from 'base' when any patch changed
+# 2. the series. The target tree is built in a scratch index (git apply
+#    --cached) and then checked out, so only files whose content changes get
+#    a new mtime: an unchanged patch costs no rebuild of what it touches.
 series_hash=$(cd "$REPO/kernel-patches" && hash_files series $(grep -v '^#' series))
 if [ "$(cat "$KSRC/.iou-series" 2>/dev/null)" != "$series_hash" ]; then
 	log "applying kernel-patches/series"
-	git_k am --abort >/dev/null 2>&1 || true
-	git_k checkout -q -f -B series base
-	git_k clean -q -f -d -x -e .iou-base
+	if [ -n "$(git_k status --porcelain --untracked-files=no)" ]; then
+		die "$KSRC has uncommitted changes: commit them (make kernel-export) first"
+	fi
+	idx=$BUILD_ROOT/series.index
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx git_k read-tree base
 	while read -r p; do
 		case "$p" in ''|'#'*) continue ;; esac
-		if ! git_k am -q --keep-cr "$REPO/kernel-patches/$p" >/dev/null 2>"$BUILD_ROOT/am.log"; then
-			git_k am --abort >/dev/null 2>&1 || true
+		if ! GIT_INDEX_FILE=$idx git_k apply --cached "$REPO/kernel-patches/$p" 2>"$BUILD_ROOT/am.log"; then
 			cat "$BUILD_ROOT/am.log" >&2
 			die "patch kernel-patches/$p does not apply"
 		fi
 	done < "$REPO/kernel-patches/series"
+	tree=$(GIT_INDEX_FILE=$idx git_k write-tree)
+	rm -f "$idx"
+	commit=$(git_k commit-tree "$tree" -p base -m "kernel-patches/series $series_hash")
+	git_k checkout -q -f -B series "$commit"
 	echo "$series_hash" > "$KSRC/.iou-series"
 fi
 
