@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the daemon and its uring_bpf_ops programs agree on. Included by
+ * the BPF programs (after vmlinux.h) and by the daemon (after iou_abi.h).
+ *
+ * An IORING_OP_BPF SQE from iou-offloadd carries:
+ *   sqe->bpf_op_flags  op id << IORING_BPF_OP_SHIFT (one id per transform)
+ *   sqe->addr          user address of an array of descriptor pairs, in
+ *                      registered (so pinned) memory
+ *   sqe->len           number of pairs, 1..IOU_OPS_MAX_PAIRS
+ *   sqe->off           bytes the whole request must copy
+ * Pair k is descs[2k] = destination, descs[2k + 1] = source, the argument
+ * order of uring_bpf_memcpy(). issue_fn copies each pair and completes with
+ * the total, or -EIO when the total is not sqe->off, or the first -errno;
+ * a negative result breaks the SQE link, so the writes after it never run.
+ */
+#ifndef IOU_OPS_H
+#define IOU_OPS_H
+
+/* op ids on the ring; 0 is left unused so a zeroed SQE reaches nothing */
+enum iou_op_id {
+	IOU_OP_ID_COPY = 1,
+	IOU_OP_ID_MIRROR = 2,
+	IOU_OP_ID_STRIPE = 3,
+	IOU_OP_ID_GATHER = 4,
+	IOU_OP_ID_MAX = IOU_OP_ID_GATHER,
+};
+
+#define IOU_OPS_MAX_PAIRS	32	/* per SQE: bounds the BPF loop */
+#define IOU_OPS_MAX_VECS	1024	/* iovecs per REG_VEC descriptor (UIO_MAXIOV) */
+
+/* what prep_fn keeps in uring_bpf_data->pdu (40 bytes) for issue_fn */
+struct iou_ops_pdu {
+	__u64 descs;		/* sqe->addr */
+	__u64 expect;		/* sqe->off */
+	__u32 nr_pairs;		/* sqe->len */
+	__u32 op_id;
+};
+
+#endif

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Built instead of bpf_loader.c when the daemon is built without the
+ * bpf-ops skeleton (no patched kernel's vmlinux.h yet, or BPF=0): the bpf
+ * engine then reports itself unavailable and `auto` uses uring.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "bpf_loader.h"
+
+bool bpf_loader_available(void)
+{
+	return false;
+}
+
+int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len)
+{
+	(void)ring_fd;
+	*out = NULL;
+	snprintf(err, err_len, "this iou-offloadd was built without BPF ops (make BPF=1)");
+	return -EOPNOTSUPP;
+}
+
+void bpf_ops_detach(struct bpf_ops_handle *h)
+{
+	(void)h;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_CHECKPOINT_H
+#define IOU_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* who a file is: a changed source means the copy must start over */
+struct file_ident {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+};
+
+enum ckpt_state {
+	CKPT_RUNNING,
+	CKPT_STOPPED,
+	CKPT_FAILED,
+	CKPT_FINISHED,
+};
+
+struct checkpoint {
+	uint64_t fingerprint;		/* pipeline_config_fingerprint() */
+	enum ckpt_state state;
+	uint64_t done;			/* logical bytes durably written */
+	uint64_t total;
+	int nr_sources;
+	int nr_dests;
+	struct file_ident src[CONFIG_MAX_FILES];
+	struct file_ident dst[CONFIG_MAX_FILES];	/* size/mtime: when finished */
+	uint64_t updated;		/* unix seconds */
+};
+
+const char *ckpt_state_to_string(enum ckpt_state s);
+
+/* path of NAME's checkpoint in @dir */
+int checkpoint_path(const char *dir, const char *name, char *buf, size_t len);
+/* 0, -ENOENT (none yet), -EINVAL (unreadable: treated as none, with a warning) */
+int checkpoint_load(const char *dir, const char *name, struct checkpoint *c);
+/* write tmp, fsync, rename over, fsync the directory */
+int checkpoint_save(const char *dir, const char *name, const struct checkpoint *c);
+int checkpoint_format(const struct checkpoint *c, const char *name, char *buf, size_t len);
+int checkpoint_parse(const char *buf, struct checkpoint *c);
+
+enum resume_action {
+	RESUME_FRESH,		/* start at 0 */
+	RESUME_CONTINUE,	/* continue at c->done */
+	RESUME_SKIP,		/* finished and nothing changed */
+};
+
+/*
+ * Decide what to do with a pipeline given its checkpoint (NULL if none)
+ * and what the files look like now; says why in @why.
+ */
+enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
+				     const struct file_ident *src, int nr_src,
+				     const struct file_ident *dst, int nr_dst,
+				     bool repeat, char *why, size_t why_len);
+
+#endif

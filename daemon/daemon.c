@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's main thread: configuration, one thread per pipeline,
+ * signals (signalfd), systemd notification and the status file.
+ *
+ *   SIGTERM/SIGINT  every pipeline drains its chains in flight, checkpoints
+ *                   and returns; then the daemon exits 0
+ *   SIGHUP          re-read the config: new pipelines start, running ones
+ *                   go on as they are, removed ones stop at a checkpoint; a
+ *                   config with errors is rejected and the old one kept
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "notify.h"
+#include "status.h"
+
+#define TICK_MS		500
+#define READY_WAIT_S	120	/* setup of all pipelines, before READY=1 anyway */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void print_config_errors(const struct config_errors *errs)
+{
+	for (int i = 0; i < errs->nr; i++)
+		log_err("%s", errs->msgs[i]);
+}
+
+/* ---- workers ---- */
+
+static void *worker_thread(void *arg)
+{
+	struct worker *w = arg;
+
+	w->result = pipeline_run(&w->cfg, &w->env);
+	atomic_store(&w->status.setup_done, true);
+	atomic_store(&w->exited, true);
+	return NULL;
+}
+
+static int worker_start(struct daemon *d, const struct pipeline_config *pc)
+{
+	struct worker *w;
+	int ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	pipeline_status_init(&w->status);
+	ret = pipeline_config_dup(pc, &w->cfg);
+	if (ret)
+		goto fail_free;
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wake_fd < 0) {
+		ret = -errno;
+		goto fail_cfg;
+	}
+	w->env = (struct run_env){
+		.state_dir = d->cfg.state_dir,
+		.probe = &d->probe,
+		.stop = &w->stop,
+		.wake_fd = w->wake_fd,
+		.status = &w->status,
+	};
+	w->rate_ns = mono_ns();
+	ret = pthread_create(&w->thread, NULL, worker_thread, w);
+	if (ret) {
+		ret = -ret;
+		goto fail_fd;
+	}
+	w->joinable = true;
+	w->next = d->workers;
+	d->workers = w;
+	log_info("pipeline %s: started", pc->name);
+	return 0;
+
+fail_fd:
+	close(w->wake_fd);
+fail_cfg:
+	pipeline_config_free(&w->cfg);
+fail_free:
+	free(w);
+	log_err("pipeline %s: cannot start its thread: %s", pc->name, strerror(-ret));
+	return ret;
+}
+
+static void worker_stop(struct worker *w)
+{
+	uint64_t one = 1;
+
+	atomic_store(&w->stop, true);
+	/* the pipeline waits in io_uring_enter(); its ring polls this eventfd */
+	if (write(w->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("pipeline %s: wake: %s", w->cfg.name, strerror(errno));
+}
+
+static void worker_free(struct worker *w)
+{
+	if (w->joinable)
+		pthread_join(w->thread, NULL);
+	close(w->wake_fd);
+	pipeline_config_free(&w->cfg);
+	pthread_mutex_destroy(&w->status.lock);
+	free(w);
+}
+
+static struct worker *worker_find(struct daemon *d, const char *name)
+{
+	for (struct worker *w = d->workers; w; w = w->next)
+		if (!strcmp(w->cfg.name, name))
+			return w;
+	return NULL;
+}
+
+static void worker_unlink(struct daemon *d, struct worker *w)
+{
+	for (struct worker **pp = &d->workers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			return;
+		}
+	}
+}
+
+/* join pipelines that ended; log how once */
+static void workers_reap(struct daemon *d)
+{
+	for (struct worker *w = d->workers; w; w = w->next) {
+		if (!atomic_load(&w->exited) || w->reaped)
+			continue;
+		pthread_join(w->thread, NULL);
+		w->joinable = false;
+		w->reaped = true;
+		if (w->result && w->result != -EINTR)
+			d->failures++;
+	}
+}
+
+static bool workers_all_exited(const struct daemon *d)
+{
+	for (const struct worker *w = d->workers; w; w = w->next)
+		if (!atomic_load(&w->exited))
+			return false;
+	return true;
+}
+
+static bool workers_all_set_up(const struct daemon *d)
+{
+	for (const struct worker *w = d->workers; w; w = w->next)
+		if (!atomic_load(&w->status.setup_done))
+			return false;
+	return true;
+}
+
+/* ---- status ---- */
+
+static void workers_update_rates(struct daemon *d)
+{
+	uint64_t now = mono_ns();
+
+	for (struct worker *w = d->workers; w; w = w->next) {
+		uint64_t b = atomic_load(&w->status.bytes_done);
+		double dt = (now - w->rate_ns) / 1e9;
+
+		if (dt < 0.9)
+			continue;
+		/* a smoothed rate: a second's sample is noisy at small block counts */
+		double inst = b >= w->rate_bytes ? (b - w->rate_bytes) / dt : 0;
+
+		w->rate_bps = w->rate_bps ? 0.5 * w->rate_bps + 0.5 * inst : inst;
+		if (atomic_load(&w->status.state) != PIPELINE_RUNNING)
+			w->rate_bps = 0;
+		w->rate_bytes = b;
+		w->rate_ns = now;
+	}
+}
+
+static void entry_from_worker(struct worker *w, struct status_entry *e)
+{
+	struct pipeline_status *st = &w->status;
+	uint64_t start = atomic_load(&st->start_ns), end = atomic_load(&st->end_ns);
+	enum pipeline_state s = atomic_load(&st->state);
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", w->cfg.name);
+	snprintf(e->state, sizeof(e->state), "%s", pipeline_state_to_string(s));
+	pipeline_status_get_engine(st, e->engine, sizeof(e->engine));
+	snprintf(e->transform, sizeof(e->transform), "%s", transform_to_string(w->cfg.transform));
+	e->bytes_done = atomic_load(&st->bytes_done);
+	e->bytes_total = atomic_load(&st->bytes_total);
+	e->bytes_durable = atomic_load(&st->bytes_durable);
+	e->bytes_resumed = atomic_load(&st->bytes_resumed);
+	e->enters = atomic_load(&st->enters);
+	e->bpf_ops = atomic_load(&st->bpf_ops);
+	e->user_copied = atomic_load(&st->user_copied);
+	e->errors = atomic_load(&st->errors);
+	e->rate_bps = w->rate_bps;
+	if (start)
+		e->elapsed = ((end ? end : mono_ns()) - start) / 1e9;
+	/* over a finished run, the average rate is the honest figure */
+	if (s == PIPELINE_FINISHED && e->elapsed > 0)
+		e->rate_bps = (e->bytes_done - e->bytes_resumed) / e->elapsed;
+	pipeline_status_get_error(st, e->error, sizeof(e->error));
+	pipeline_status_get_note(st, e->note, sizeof(e->note));
+}
+
+static void daemon_publish_status(struct daemon *d)
+{
+	struct status_report r = {
+		.pid = getpid(), .started = d->started, .updated = time(NULL),
+	};
+	char line[1024];
+	size_t off = 0;
+	int n = 0, ret;
+
+	for (struct worker *w = d->workers; w; w = w->next)
+		n++;
+	r.entries = calloc(n ? n : 1, sizeof(*r.entries));
+	if (!r.entries)
+		return;
+	snprintf(r.config, sizeof(r.config), "%s", d->opts.config_path);
+	line[0] = '\0';
+	/* oldest first: the list is newest first */
+	for (int i = n - 1; i >= 0; i--) {
+		struct worker *w = d->workers;
+		struct status_entry *e = &r.entries[r.nr++];
+
+		for (int k = 0; k < i; k++)
+			w = w->next;
+		entry_from_worker(w, e);
+		if (off < sizeof(line) - 1) {
+			double pct = e->bytes_total ? 100.0 * e->bytes_done / e->bytes_total : 100;
+
+			if (!strcmp(e->state, "running"))
+				off += snprintf(line + off, sizeof(line) - off,
+						"%s%s: %.0f%% %.1f MiB/s (%s)", off ? "; " : "",
+						e->name, pct, e->rate_bps / (1 << 20), e->engine);
+			else
+				off += snprintf(line + off, sizeof(line) - off, "%s%s: %s",
+						off ? "; " : "", e->name, e->state);
+		}
+	}
+	notify_status(n ? line : "no pipelines configured");
+	ret = status_write(d->status_path, &r);
+	if (ret)
+		log_debug("cannot write %s: %s", d->status_path, strerror(-ret));
+	free(r.entries);
+}
+
+/* ---- watchdog: ping only while every running pipeline's loop turns ---- */
+
+static void daemon_watchdog(struct daemon *d)
+{
+	uint64_t now = mono_ns();
+
+	if (!d->watchdog_usec || now - d->last_watchdog_ns < d->watchdog_usec * 1000 / 4)
+		return;
+	for (struct worker *w = d->workers; w; w = w->next) {
+		uint64_t hb = atomic_load(&w->status.heartbeat_ns);
+
+		if (atomic_load(&w->status.state) != PIPELINE_RUNNING || !hb)
+			continue;
+		if (now - hb > d->watchdog_usec * 1000 / 2) {
+			log_err("pipeline %s: its loop has not turned for %.1f s; withholding "
+				"the watchdog ping", w->cfg.name, (now - hb) / 1e9);
+			return;
+		}
+	}
+	notify_watchdog();
+	d->last_watchdog_ns = now;
+}
+
+/* ---- reload ---- */
+
+static void daemon_reload(struct daemon *d)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config next;
+	int ret;
+
+	notify_reloading();
+	log_notice("reloading %s", d->opts.config_path);
+	ret = config_load(d->opts.config_path, &next, &errs);
+	if (ret) {
+		print_config_errors(&errs);
+		log_err("reload rejected: %s has %d error(s); keeping the running configuration",
+			d->opts.config_path, errs.nr);
+		config_errors_free(&errs);
+		config_free(&next);
+		notify_ready();
+		return;
+	}
+	config_errors_free(&errs);
+	if (!d->opts.log_level_set)
+		log_set_level(next.log_level);
+	if (strcmp(next.state_dir, d->cfg.state_dir) || strcmp(next.runtime_dir, d->cfg.runtime_dir))
+		log_warning("state_dir and runtime_dir changes take effect on restart only");
+
+	for (struct worker *w = d->workers; w; w = w->next) {
+		if (config_find_pipeline(&next, w->cfg.name) || atomic_load(&w->exited))
+			continue;
+		log_notice("pipeline %s: removed from the configuration: stopping it at a "
+			   "checkpoint", w->cfg.name);
+		worker_stop(w);
+	}
+	for (int i = 0; i < next.nr_pipelines; i++) {
+		const struct pipeline_config *pc = &next.pipelines[i];
+		struct worker *w = worker_find(d, pc->name);
+
+		if (w && !atomic_load(&w->exited)) {
+			if (!pipeline_config_same(&w->cfg, pc))
+				log_warning("pipeline %s: changed in the configuration; it keeps "
+					    "running as it was, the change applies when it starts "
+					    "again", pc->name);
+			continue;
+		}
+		if (w) {
+			/* it ended before: start it again, the checkpoint knows what is left */
+			workers_reap(d);
+			worker_unlink(d, w);
+			worker_free(w);
+		}
+		worker_start(d, pc);
+	}
+
+	/* keep the directories the running pipelines use */
+	free(next.state_dir);
+	free(next.runtime_dir);
+	next.state_dir = d->cfg.state_dir;
+	next.runtime_dir = d->cfg.runtime_dir;
+	d->cfg.state_dir = d->cfg.runtime_dir = NULL;
+	config_free(&d->cfg);
+	d->cfg = next;
+	for (struct worker *w = d->workers; w; w = w->next)
+		w->env.state_dir = d->cfg.state_dir;
+	log_notice("reloaded %s: %d pipeline(s)", d->opts.config_path, d->cfg.nr_pipelines);
+	notify_ready();
+}
+
+/* ---- main loop ---- */
+
+static int daemon_signals(struct daemon *d)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* blocked before any thread starts, so they all inherit the mask */
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return d->sigfd < 0 ? -errno : 0;
+}
+
+static void daemon_stop_all(struct daemon *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	notify_stopping();
+	log_notice("stopping: draining in-flight chains and checkpointing");
+	for (struct worker *w = d->workers; w; w = w->next)
+		worker_stop(w);
+}
+
+static void daemon_handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			if (!d->stopping)
+				daemon_reload(d);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			daemon_stop_all(d);
+			break;
+		}
+	}
+}
+
+static void daemon_tick(struct daemon *d, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, timeout_ms) > 0)
+		daemon_handle_signals(d);
+	workers_reap(d);
+	workers_update_rates(d);
+	daemon_watchdog(d);
+}
+
+int daemon_main(const struct daemon_options *opts)
+{
+	struct config_errors errs = { 0 };
+	struct daemon d = { .opts = *opts, .sigfd = -1 };
+	uint64_t ready_deadline, last_status = 0;
+	bool ready = false;
+	int ret;
+
+	ret = config_load(opts->config_path, &d.cfg, &errs);
+	if (ret) {
+		print_config_errors(&errs);
+		log_err("%s: %d error(s); not starting", opts->config_path, errs.nr);
+		config_errors_free(&errs);
+		config_free(&d.cfg);
+		return 1;
+	}
+	config_errors_free(&errs);
+	log_set_level(opts->log_level_set ? opts->log_level : d.cfg.log_level);
+
+	ret = mkdir_p(d.cfg.state_dir, 0700);
+	if (!ret)
+		ret = mkdir_p(d.cfg.runtime_dir, 0755);
+	if (ret) {
+		log_err("cannot create state_dir %s or runtime_dir %s: %s", d.cfg.state_dir,
+			d.cfg.runtime_dir, strerror(-ret));
+		config_free(&d.cfg);
+		return 1;
+	}
+	snprintf(d.status_path, sizeof(d.status_path), "%s/%s", d.cfg.runtime_dir,
+		 STATUS_FILE_NAME);
+	d.started = time(NULL);
+	d.watchdog_usec = notify_watchdog_usec();
+	engine_probe_kernel(&d.probe);
+	if (d.probe.bpf_ok)
+		log_info("bpf engine available (IORING_OP_BPF, uring_bpf_ops)");
+	else
+		log_info("bpf engine unavailable: %s", d.probe.why);
+
+	ret = daemon_signals(&d);
+	if (ret) {
+		log_err("cannot set up signal handling: %s", strerror(-ret));
+		config_free(&d.cfg);
+		return 1;
+	}
+	log_notice("starting %d pipeline(s) from %s", d.cfg.nr_pipelines, opts->config_path);
+	for (int i = 0; i < d.cfg.nr_pipelines; i++)
+		worker_start(&d, &d.cfg.pipelines[i]);
+
+	ready_deadline = mono_ns() + READY_WAIT_S * 1000000000ULL;
+	for (;;) {
+		daemon_tick(&d, TICK_MS);
+		if (!ready && (workers_all_set_up(&d) || mono_ns() > ready_deadline)) {
+			/* rings, buffers and BPF ops are set up (or failed and said why) */
+			notify_ready();
+			ready = true;
+			log_info("ready");
+		}
+		if (mono_ns() - last_status >= 1000000000ULL) {
+			daemon_publish_status(&d);
+			last_status = mono_ns();
+		}
+		if (workers_all_exited(&d) &&
+		    (d.stopping || opts->once || d.cfg.exit_when_done))
+			break;
+	}
+	workers_reap(&d);
+	daemon_publish_status(&d);
+	while (d.workers) {
+		struct worker *w = d.workers;
+
+		d.workers = w->next;
+		worker_free(w);
+	}
+	close(d.sigfd);
+	/* a stop request is a clean exit; run-to-end modes report failures */
+	ret = d.failures && !d.stopping && (opts->once || d.cfg.exit_when_done) ? 1 : 0;
+	log_notice("exiting%s", d.failures ? ": some pipelines failed" : "");
+	config_free(&d.cfg);
+	return ret;
+}

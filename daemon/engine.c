@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine selection. `auto` must never fall back silently: the reason the
+ * bpf engine is not used is logged and shown in `status`.
+ *
+ * The probe loads nothing into the kernel. It checks, in order: that the
+ * daemon was built with the BPF ops; that io_uring accepts
+ * IORING_SETUP_BPF_OP; that IORING_REGISTER_PROBE lists IORING_OP_BPF; and
+ * that the kernel's BTF has the uring_bpf_ops struct_ops type. Opcode and
+ * setup-bit numbers alone are not proof: on newer stock kernels 58 is
+ * IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf_loader.h"
+#include "engine.h"
+#include "ring.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+/* does the BTF string table hold exactly @name? (no libbpf needed) */
+static int btf_has_string(const char *path, const char *name)
+{
+	struct stat st;
+	char *map, *needle;
+	size_t nlen = strlen(name);
+	int fd, found = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* sysfs BTF reports its real size; reading it is not loading anything */
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	map = malloc(st.st_size);
+	if (!map) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ssize_t got = 0;
+	while (got < st.st_size) {
+		ssize_t n = read(fd, map + got, st.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	/* BTF strings are NUL-separated: match the whole name, not a suffix */
+	needle = malloc(nlen + 2);
+	if (needle) {
+		needle[0] = '\0';
+		memcpy(needle + 1, name, nlen);
+		needle[nlen + 1] = '\0';
+		found = memmem(map, got, needle, nlen + 2) != NULL;
+		free(needle);
+	} else {
+		found = -ENOMEM;
+	}
+	free(map);
+	return found;
+}
+
+void engine_probe_kernel(struct engine_probe *probe)
+{
+	struct ring r;
+	int ret;
+
+	memset(probe, 0, sizeof(*probe));
+	probe->probed = true;
+	if (!bpf_loader_available()) {
+		snprintf(probe->why, sizeof(probe->why),
+			 "this build has no BPF ops (built without the patched kernel's vmlinux.h)");
+		return;
+	}
+	ret = ring_init(&r, 4, IOU_SETUP_BPF_OP);
+	if (ret < 0) {
+		snprintf(probe->why, sizeof(probe->why),
+			 "the kernel rejects IORING_SETUP_BPF_OP (%s): not the patched kernel",
+			 strerror(-ret));
+		return;
+	}
+	ret = ring_probe_opcode(&r, IOU_OP_BPF);
+	ring_exit(&r);
+	if (ret <= 0) {
+		snprintf(probe->why, sizeof(probe->why),
+			 "IORING_REGISTER_PROBE does not list IORING_OP_BPF (%d)", IOU_OP_BPF);
+		return;
+	}
+	ret = btf_has_string(VMLINUX_BTF, "uring_bpf_ops");
+	if (ret <= 0) {
+		snprintf(probe->why, sizeof(probe->why),
+			 "kernel BTF (%s) has no struct uring_bpf_ops%s%s", VMLINUX_BTF,
+			 ret < 0 ? ": " : "", ret < 0 ? strerror(-ret) : "");
+		return;
+	}
+	probe->bpf_ok = true;
+}
+
+int engine_select(enum engine_kind want, const struct engine_probe *probe,
+		  const struct engine_ops **out, char *note, size_t note_len)
+{
+	note[0] = '\0';
+	switch (want) {
+	case ENGINE_URING:
+		*out = &engine_uring_ops;
+		return 0;
+	case ENGINE_BPF:
+		if (!probe->bpf_ok) {
+			snprintf(note, note_len, "engine = bpf is not available: %s", probe->why);
+			return -EOPNOTSUPP;
+		}
+		*out = &engine_bpf_ops;
+		return 0;
+	case ENGINE_AUTO:
+		if (probe->bpf_ok) {
+			*out = &engine_bpf_ops;
+			return 0;
+		}
+		snprintf(note, note_len,
+			 "engine = auto: IORING_OP_BPF unavailable (%s); using the uring "
+			 "fallback engine, which copies in userspace", probe->why);
+		*out = &engine_uring_ops;
+		return 0;
+	case ENGINE_LOOP:
+	default:
+		snprintf(note, note_len, "engine = %s is not implemented yet",
+			 engine_kind_to_string(want));
+		return -EOPNOTSUPP;
+	}
+}

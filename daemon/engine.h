@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engines move a pipeline's blocks. The generic chain driver (pipeline.c)
+ * asks an engine two things per block: which SQEs shuffle the bytes from
+ * the read area into the write area (build_shuffle), and, for userspace
+ * steps, to do the shuffle itself (user_copy). An engine that runs the whole
+ * refill/reap loop elsewhere (the planned `loop` engine, which drives it
+ * from a BPF loop_step program in the kernel) provides drive() instead.
+ */
+#ifndef IOU_ENGINE_H
+#define IOU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+struct pipeline_run;
+struct chain;
+
+struct engine_ops {
+	const char *name;
+	enum engine_kind kind;
+	unsigned int setup_flags;	/* extra IORING_SETUP_* for the ring */
+	/*
+	 * copy, mirror and concat need no shuffle at all: may this engine
+	 * write straight from the read area? (uring: yes; bpf: no, every
+	 * block goes through IORING_OP_BPF)
+	 */
+	bool elide_identity_shuffle;
+	/* SQEs the shuffle of one block may need at most */
+	int (*max_shuffle_sqes)(const struct pipeline_run *pr);
+	/* bytes of per-chain metadata (descriptors, iovecs) in registered memory */
+	size_t (*meta_size)(const struct pipeline_run *pr);
+	/* after ring, buffers and files are registered; before READY=1 */
+	int (*attach)(struct pipeline_run *pr);
+	void (*detach)(struct pipeline_run *pr);
+	/* append the shuffle step(s) of @c's block to c->ops */
+	int (*build_shuffle)(struct pipeline_run *pr, struct chain *c);
+	/* run a CHAIN_OP_USER_COPY step */
+	int (*user_copy)(struct pipeline_run *pr, struct chain *c);
+	/* whole-pipeline driver; NULL = generic chain driver */
+	int (*drive)(struct pipeline_run *pr);
+};
+
+extern const struct engine_ops engine_uring_ops;
+extern const struct engine_ops engine_bpf_ops;
+
+/* what the running kernel and this build offer, probed once per daemon */
+struct engine_probe {
+	bool probed;
+	bool bpf_ok;
+	char why[256];		/* when !bpf_ok: the first thing that is missing */
+};
+
+/* probe without loading anything: setup flag, opcode probe, kernel BTF */
+void engine_probe_kernel(struct engine_probe *probe);
+/*
+ * Pick the engine for @want. ENGINE_AUTO falls back to uring when the bpf
+ * engine is unavailable, and says why in @note (empty when nothing to say).
+ */
+int engine_select(enum engine_kind want, const struct engine_probe *probe,
+		  const struct engine_ops **out, char *note, size_t note_len);
+
+#endif

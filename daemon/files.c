@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sources and destinations: open them, find out what they are (regular
+ * file or block device, size, O_DIRECT alignment, identity), and check
+ * everything that can be checked before the first byte moves.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+int file_identify(struct file_slot *f)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+
+		if (ioctl(f->fd, BLKGETSIZE64, &bytes) < 0)
+			return -errno;
+		f->is_bdev = true;
+		f->size = bytes;
+		/* the device node's inode changes across boots; the device does not */
+		f->ident = (struct file_ident){ .dev = 0, .ino = st.st_rdev, .size = bytes };
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	f->is_bdev = false;
+	f->size = st.st_size;
+	f->ident = (struct file_ident){
+		.dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime_ns = mtime_ns(&st),
+	};
+	return 0;
+}
+
+/* what O_DIRECT needs here: statx() knows for most file systems and devices */
+static uint32_t dio_alignment(const struct file_slot *f)
+{
+	struct statx stx;
+	uint32_t a = 0;
+	int lbs;
+
+#ifdef STATX_DIOALIGN
+	if (!statx(f->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) &&
+	    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align) {
+		a = stx.stx_dio_offset_align;
+		if (stx.stx_dio_mem_align > a)
+			a = stx.stx_dio_mem_align;
+	}
+#else
+	(void)stx;
+#endif
+	if (!a && f->is_bdev && !ioctl(f->fd, BLKSSZGET, &lbs) && lbs > 0)
+		a = lbs;
+	/* unknown: the page size is what every file system accepts */
+	return a ? a : 4096;
+}
+
+static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *path,
+		    bool dest)
+{
+	const struct pipeline_settings *s = &pr->cfg.s;
+	int flags = O_CLOEXEC | (s->direct ? O_DIRECT : 0), ret;
+
+	f->path = path;
+	f->fd = -1;
+	flags |= dest ? O_WRONLY | (s->create ? O_CREAT : 0) : O_RDONLY;
+	f->fd = open(path, flags, 0644);
+	if (f->fd < 0) {
+		ret = -errno;
+		if (dest && ret == -ENOENT && !s->create)
+			return pipeline_fail(pr, ret, "destination %s does not exist and create = no",
+					     path);
+		if (ret == -EINVAL && s->direct)
+			return pipeline_fail(pr, ret, "%s %s: direct = yes, but O_DIRECT is not "
+					     "supported there", dest ? "destination" : "source", path);
+		return pipeline_fail(pr, ret, "cannot open %s %s: %s",
+				     dest ? "destination" : "source", path, strerror(-ret));
+	}
+	ret = file_identify(f);
+	if (ret == -EINVAL)
+		return pipeline_fail(pr, ret, "%s %s is neither a regular file nor a block device",
+				     dest ? "destination" : "source", path);
+	if (ret)
+		return pipeline_fail(pr, ret, "cannot stat %s: %s", path, strerror(-ret));
+	f->dio_align = s->direct ? dio_alignment(f) : 1;
+	return 0;
+}
+
+static bool same_file(const struct file_slot *a, const struct file_slot *b)
+{
+	return a->ident.dev == b->ident.dev && a->ident.ino == b->ident.ino;
+}
+
+void files_close(struct pipeline_run *pr)
+{
+	for (int i = 0; i < pr->nr_src; i++)
+		if (pr->src[i].fd >= 0)
+			close(pr->src[i].fd);
+	for (int i = 0; i < pr->nr_dst; i++)
+		if (pr->dst[i].fd >= 0)
+			close(pr->dst[i].fd);
+	pr->nr_src = pr->nr_dst = 0;
+}
+
+int files_open(struct pipeline_run *pr)
+{
+	const struct pipeline_config *pc = &pr->cfg;
+	int ret;
+
+	for (int i = 0; i < pc->nr_sources; i++) {
+		pr->nr_src = i + 1;
+		ret = open_one(pr, &pr->src[i], pc->sources[i], false);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < pc->nr_dests; i++) {
+		pr->nr_dst = i + 1;
+		ret = open_one(pr, &pr->dst[i], pc->dests[i], true);
+		if (ret)
+			return ret;
+	}
+	/* paths may differ and still name one file (links, /dev aliases) */
+	for (int i = 0; i < pr->nr_dst; i++) {
+		for (int j = 0; j < pr->nr_src; j++)
+			if (same_file(&pr->dst[i], &pr->src[j]))
+				return pipeline_fail(pr, -EINVAL,
+						     "destination %s is the same file as source %s",
+						     pr->dst[i].path, pr->src[j].path);
+		for (int j = 0; j < i; j++)
+			if (same_file(&pr->dst[i], &pr->dst[j]))
+				return pipeline_fail(pr, -EINVAL,
+						     "destinations %s and %s are the same file",
+						     pr->dst[j].path, pr->dst[i].path);
+	}
+	for (int i = 0; i < pr->nr_src; i++)
+		if (pc->offset > pr->src[i].size)
+			return pipeline_fail(pr, -EINVAL,
+					     "offset %" PRIu64 " is beyond the end of source %s "
+					     "(%" PRIu64 " bytes)",
+					     pc->offset, pr->src[i].path, pr->src[i].size);
+	return 0;
+}
+
+uint32_t files_io_align(const struct pipeline_run *pr)
+{
+	uint32_t a = 1;
+
+	for (int i = 0; i < pr->nr_src; i++)
+		if (pr->src[i].dio_align > a)
+			a = pr->src[i].dio_align;
+	for (int i = 0; i < pr->nr_dst; i++)
+		if (pr->dst[i].dio_align > a)
+			a = pr->dst[i].dio_align;
+	return a;
+}
+
+/* after the plan exists: sizes and O_DIRECT alignment, all up front */
+int files_check_plan(struct pipeline_run *pr)
+{
+	const struct pipeline_config *pc = &pr->cfg;
+	const struct plan_params *p = &pr->plan.p;
+	uint32_t a = p->io_align;
+	bool striped = p->transform == TRANSFORM_STRIPE ||
+		       (p->transform == TRANSFORM_GATHER && p->gather == GATHER_DESTRIPE);
+
+	for (int d = 0; d < pr->nr_dst; d++) {
+		const struct file_slot *f = &pr->dst[d];
+		uint64_t end = pc->dest_offset + plan_dest_bytes(&pr->plan, d);
+
+		if (f->is_bdev && end > f->size)
+			return pipeline_fail(pr, -ENOSPC,
+					     "destination %s is %" PRIu64 " bytes, but the pipeline "
+					     "writes up to byte %" PRIu64,
+					     f->path, f->size, end);
+	}
+	if (a <= 1)
+		return 0;
+
+	/* O_DIRECT: every offset and length on the device must be aligned */
+	if (pc->offset % a)
+		return pipeline_fail(pr, -EINVAL, "direct = yes: offset %" PRIu64 " is not a "
+				     "multiple of the O_DIRECT alignment %u", pc->offset, a);
+	if (pc->dest_offset % a)
+		return pipeline_fail(pr, -EINVAL, "direct = yes: dest_offset %" PRIu64 " is not "
+				     "a multiple of the O_DIRECT alignment %u", pc->dest_offset, a);
+	if (p->block_size % a)
+		return pipeline_fail(pr, -EINVAL, "direct = yes: block_size %u is not a multiple "
+				     "of the O_DIRECT alignment %u", p->block_size, a);
+	if (striped && p->stripe_unit % a)
+		return pipeline_fail(pr, -EINVAL, "direct = yes: stripe_unit %u is not a multiple "
+				     "of the O_DIRECT alignment %u", p->stripe_unit, a);
+	if (p->transform == TRANSFORM_GATHER && p->gather == GATHER_CONCAT) {
+		for (int s = 0; s + 1 < pr->nr_src; s++)
+			if (plan_src_bytes(p, s) % a && plan_src_bytes(p, s + 1))
+				return pipeline_fail(pr, -EINVAL,
+						     "direct = yes: source %s contributes %" PRIu64
+						     " bytes, not a multiple of the O_DIRECT alignment "
+						     "%u; only the last source may end unaligned",
+						     pr->src[s].path, plan_src_bytes(p, s), a);
+	}
+	/* an unaligned end is written padded, then cut back: files only */
+	for (int d = 0; d < pr->nr_dst; d++) {
+		const struct file_slot *f = &pr->dst[d];
+
+		if (!(plan_dest_bytes(&pr->plan, d) % a))
+			continue;
+		if (f->is_bdev)
+			return pipeline_fail(pr, -EINVAL,
+					     "direct = yes: destination %s is a block device and "
+					     "would end at an unaligned byte; use a length that is a "
+					     "multiple of %u", f->path, a);
+		if (!pc->s.truncate)
+			return pipeline_fail(pr, -EINVAL,
+					     "direct = yes: destination %s would end at an unaligned "
+					     "byte; that needs truncate = yes (the padded tail is cut "
+					     "back) or a length that is a multiple of %u", f->path, a);
+	}
+	return 0;
+}
+
+/* what was true at open must still be true at the end */
+int files_check_unchanged(struct pipeline_run *pr)
+{
+	for (int i = 0; i < pr->nr_src; i++) {
+		struct file_slot now = pr->src[i];
+		int ret = file_identify(&now);
+
+		if (ret)
+			return pipeline_fail(pr, ret, "cannot stat source %s: %s",
+					     pr->src[i].path, strerror(-ret));
+		if (now.ident.size != pr->src[i].ident.size ||
+		    now.ident.mtime_ns != pr->src[i].ident.mtime_ns)
+			return pipeline_fail(pr, -ESTALE,
+					     "source %s changed while it was being copied (size %"
+					     PRIu64 " -> %" PRIu64 "); the destination is not "
+					     "a consistent copy", pr->src[i].path,
+					     pr->src[i].ident.size, now.ident.size);
+	}
+	return 0;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iou-offloadd: command line. Runs the daemon, checks a configuration, or
+ * prints the status of a running daemon.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "status.h"
+
+#ifndef IOU_VERSION
+#define IOU_VERSION "0.1"
+#endif
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"iou-offloadd " IOU_VERSION " - move data between files and block devices with io_uring,\n"
+"shuffling it in the kernel with IORING_OP_BPF where the kernel supports it.\n"
+"\n"
+"Usage:\n"
+"  iou-offloadd [OPTIONS]                  run the daemon (in the foreground; systemd Type=notify)\n"
+"  iou-offloadd --check-config [FILE]      validate FILE (default: the --config file) and exit\n"
+"  iou-offloadd status [OPTIONS]           show what a running daemon is doing\n"
+"\n"
+"Options:\n"
+"  -c, --config=FILE       configuration file (default " CONFIG_DEFAULT_PATH ")\n"
+"      --check-config[=FILE]\n"
+"                          parse and validate; print every error as FILE:LINE: ...;\n"
+"                          exit 0 if the configuration is valid, 1 if not\n"
+"      --once              run every pipeline to its end, then exit: 0 if all finished,\n"
+"                          1 if any failed (for scripts and benchmarks)\n"
+"  -l, --log-level=LEVEL   err, warning, notice, info or debug (overrides log_level)\n"
+"  -s, --status-file=PATH  for `status`: read PATH instead of RUNTIME_DIR/status\n"
+"  -h, --help              this text\n"
+"  -V, --version           print the version\n"
+"\n"
+"Configuration (INI; see iou-offloadd(8) for every key):\n"
+"  [daemon]                state_dir, runtime_dir, log_level, exit_when_done, and defaults\n"
+"                          for all pipelines: engine, queue_depth, block_size, stripe_unit,\n"
+"                          direct, create, truncate, repeat, checkpoint_interval, retries,\n"
+"                          retry_delay\n"
+"  [pipeline NAME]         transform = copy | mirror | stripe | gather\n"
+"                          source = PATH (repeat for gather), destination = PATH (repeat\n"
+"                          for mirror and stripe), offset, dest_offset, length,\n"
+"                          gather = concat | destripe, and any default above\n"
+"\n"
+"Engines (engine = ...):\n"
+"  bpf     READ_FIXED -> IORING_OP_BPF -> WRITE_FIXED chains; the shuffle is done in the\n"
+"          kernel by uring_bpf_memcpy() (needs the patched kernel)\n"
+"  uring   the same chains, with the shuffle done by memcpy in userspace (any kernel)\n"
+"  auto    bpf if the running kernel has it, else uring with a logged warning\n"
+"\n"
+"Signals: SIGHUP re-reads the configuration (a bad one is rejected, the old one kept);\n"
+"SIGTERM drains in-flight I/O, writes checkpoints and exits. Progress is checkpointed in\n"
+"state_dir, so a restart (also after a crash) resumes where the data was durable.\n"
+"\n"
+"Examples:\n"
+"  iou-offloadd --check-config /etc/iou-offloadd.conf\n"
+"  iou-offloadd -c ./copy.conf --once -l debug\n"
+"  systemctl reload iou-offloadd; iou-offloadd status\n");
+}
+
+static int check_config(const char *path)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
+	int ret;
+
+	ret = config_load(path, &cfg, &errs);
+	for (int i = 0; i < errs.nr; i++)
+		fprintf(stderr, "%s\n", errs.msgs[i]);
+	if (ret) {
+		fprintf(stderr, "%s: %d error(s)\n", path, errs.nr ? errs.nr : 1);
+		config_errors_free(&errs);
+		config_free(&cfg);
+		return 1;
+	}
+	printf("%s: OK, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
+	       cfg.nr_pipelines, cfg.state_dir, cfg.runtime_dir);
+	for (int i = 0; i < cfg.nr_pipelines; i++) {
+		const struct pipeline_config *pc = &cfg.pipelines[i];
+
+		printf("  %-16s %-6s %d -> %d, engine %s, block_size %u, queue_depth %u%s\n",
+		       pc->name, transform_to_string(pc->transform), pc->nr_sources,
+		       pc->nr_dests, engine_kind_to_string(pc->s.engine), pc->s.block_size,
+		       pc->s.queue_depth, pc->s.direct ? ", direct" : "");
+	}
+	config_errors_free(&errs);
+	config_free(&cfg);
+	return 0;
+}
+
+static int show_status(const char *config_path, const char *status_file)
+{
+	struct status_report r;
+	char path[4200];
+	int ret;
+
+	if (!status_file) {
+		struct config_errors errs = { 0 };
+		struct daemon_config cfg;
+
+		/* the status file lives in the configured runtime_dir */
+		ret = config_load(config_path, &cfg, &errs);
+		config_errors_free(&errs);
+		snprintf(path, sizeof(path), "%s/%s",
+			 cfg.runtime_dir ? cfg.runtime_dir : "/run/iou-offload", STATUS_FILE_NAME);
+		config_free(&cfg);
+		status_file = path;
+	}
+	ret = status_read(status_file, &r);
+	if (ret) {
+		fprintf(stderr, "iou-offloadd status: cannot read %s: %s (is the daemon "
+			"running?)\n", status_file, strerror(-ret));
+		return ret == -ENOENT ? 3 : 1;
+	}
+	status_print(stdout, &r, time(NULL));
+	status_report_free(&r);
+	return 0;
+}
+
+/* stderr is the journal when $JOURNAL_STREAM names it (systemd.exec(5)) */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_CHECK = 256, OPT_ONCE };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", optional_argument, NULL, OPT_CHECK },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "status-file", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon_options opts = { .config_path = CONFIG_DEFAULT_PATH };
+	const char *check = NULL, *status_file = NULL;
+	bool do_check = false, do_status = false;
+	int c;
+
+	log_set_journal(stderr_is_journal());
+	/* the `status` verb, anywhere among the options */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "status"))
+			continue;
+		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' &&
+		    strchr("cls", argv[i - 1][1]) && !argv[i - 1][2])
+			continue;	/* an option's argument, e.g. -c status */
+		do_status = true;
+		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
+		argc--;
+		break;
+	}
+	while ((c = getopt_long(argc, argv, "c:l:s:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			opts.config_path = optarg;
+			break;
+		case OPT_CHECK:
+			do_check = true;
+			check = optarg;
+			break;
+		case OPT_ONCE:
+			opts.once = true;
+			break;
+		case 'l':
+			if (log_level_from_string(optarg, &opts.log_level)) {
+				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, warning, "
+					"notice, info or debug\n", optarg);
+				return 2;
+			}
+			opts.log_level_set = true;
+			break;
+		case 's':
+			status_file = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("iou-offloadd %s\n", IOU_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	/* `--check-config FILE` as two words, like people type it */
+	if (do_check && !check && optind < argc)
+		check = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "iou-offloadd: unexpected argument '%s' (see --help)\n",
+			argv[optind]);
+		return 2;
+	}
+	if (do_check)
+		return check_config(check ? check : opts.config_path);
+	if (do_status)
+		return show_status(opts.config_path, status_file);
+	if (opts.log_level_set)
+		log_set_level(opts.log_level);
+	return daemon_main(&opts);
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_PIPELINE_H
+#define IOU_PIPELINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "checkpoint.h"
+#include "config.h"
+#include "engine.h"
+#include "plan.h"
+#include "ring.h"
+
+enum pipeline_state {
+	PIPELINE_PENDING,	/* thread started, not set up yet */
+	PIPELINE_RUNNING,
+	PIPELINE_FINISHED,
+	PIPELINE_STOPPED,	/* stopped on request, checkpoint written */
+	PIPELINE_FAILED,
+	PIPELINE_RETRYING,	/* failed, waiting retry_delay before resuming */
+};
+
+const char *pipeline_state_to_string(enum pipeline_state s);
+
+/*
+ * What the pipeline thread shares with the daemon's main thread:
+ * counters are atomics, the strings are under the mutex.
+ */
+struct pipeline_status {
+	_Atomic int state;
+	_Atomic bool setup_done;	/* ring, buffers, ops ready (or failed) */
+	_Atomic uint64_t bytes_total;
+	_Atomic uint64_t bytes_done;	/* completed, from logical 0 */
+	_Atomic uint64_t bytes_durable;	/* checkpointed */
+	_Atomic uint64_t bytes_resumed;	/* where this run started */
+	_Atomic uint64_t enters;
+	_Atomic uint64_t bpf_ops;	/* IORING_OP_BPF completions */
+	_Atomic uint64_t user_copied;	/* bytes memcpy'd in userspace */
+	_Atomic uint64_t errors;
+	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop turn */
+	_Atomic uint64_t start_ns;
+	_Atomic uint64_t end_ns;
+	pthread_mutex_t lock;
+	char engine[16];
+	char last_error[512];
+	char note[512];			/* e.g. why engine = auto did not pick bpf */
+};
+
+void pipeline_status_init(struct pipeline_status *st);
+void pipeline_status_set_error(struct pipeline_status *st, const char *msg);
+void pipeline_status_get_error(struct pipeline_status *st, char *buf, size_t len);
+void pipeline_status_set_note(struct pipeline_status *st, const char *msg);
+void pipeline_status_get_note(struct pipeline_status *st, char *buf, size_t len);
+void pipeline_status_set_engine(struct pipeline_status *st, const char *name);
+void pipeline_status_get_engine(struct pipeline_status *st, char *buf, size_t len);
+
+/* set by the daemon, read by the pipeline */
+struct run_env {
+	const char *state_dir;
+	const struct engine_probe *probe;
+	_Atomic bool *stop;		/* drain, checkpoint, return */
+	int wake_fd;			/* eventfd the daemon writes to after setting stop; -1 */
+	struct pipeline_status *status;
+};
+
+struct file_slot {
+	const char *path;
+	int fd;
+	bool is_bdev;
+	uint64_t size;		/* bytes, at open */
+	uint32_t dio_align;	/* O_DIRECT alignment (memory and offsets) */
+	struct file_ident ident;
+};
+
+enum chain_op_kind {
+	CHAIN_OP_READ,
+	CHAIN_OP_BPF,
+	CHAIN_OP_USER_COPY,	/* userspace step: engine->user_copy() */
+	CHAIN_OP_WRITE,
+};
+
+struct chain_op {
+	enum chain_op_kind kind;
+	uint16_t file;		/* registered file index */
+	uint16_t buf_index;	/* registered buffer index */
+	uint8_t *buf;
+	uint64_t file_off;
+	uint32_t io_len;	/* bytes to submit */
+	uint32_t expect;	/* bytes a complete op returns */
+	uint32_t done;		/* bytes done so far (short transfers resubmit the rest) */
+	int32_t res;		/* last CQE result */
+	bool complete;
+	/* CHAIN_OP_BPF */
+	uint64_t desc_addr;
+	uint32_t nr_pairs;
+	uint32_t op_id;
+};
+
+struct chain {
+	int slot;
+	bool busy;
+	struct block_plan bp;
+	struct chain_op *ops;
+	int nr_ops;
+	int max_ops;
+	int next;		/* first op of the group in flight / to submit */
+	int group_end;		/* one past its last op */
+	int inflight;		/* CQEs still to come for the group */
+	/* this chain's registered areas */
+	uint8_t *rbuf, *wbuf, *meta;
+	uint16_t rbuf_index, wbuf_index, meta_index;
+	size_t meta_len;
+};
+
+struct pipeline_run {
+	struct pipeline_config cfg;
+	const struct run_env *env;
+	const struct engine_ops *engine;
+	void *engine_priv;
+	struct plan plan;
+	struct file_slot src[CONFIG_MAX_FILES];
+	struct file_slot dst[CONFIG_MAX_FILES];
+	int nr_src, nr_dst;
+	struct ring ring;
+	struct ring_mem mem;
+	struct chain *chains;
+	int nr_chains;
+	int inflight_chains;
+	uint64_t next_block;
+	uint64_t failed_off;		/* logical offset of the first failed block, or UINT64_MAX */
+	int error;			/* first error: the pipeline stops */
+	/* checkpointing */
+	struct checkpoint ckpt;
+	uint64_t ckpt_watermark;	/* durable once the fsyncs in flight finish */
+	int ckpt_fsyncs;		/* fsync CQEs outstanding */
+	uint64_t durable;
+	uint64_t last_ckpt_ns;
+	bool resumed;
+	bool wake_armed;
+	uint64_t wake_buf;
+	char msg[512];			/* the error message for status and log */
+};
+
+/*
+ * Run @pc to completion, a stop request, or failure, with retries per its
+ * settings. Returns 0 (finished, or nothing to do), -EINTR (stopped,
+ * checkpoint written) or the first -errno (message in env->status).
+ */
+int pipeline_run(const struct pipeline_config *pc, const struct run_env *env);
+
+/* steps of pipeline_run(), exposed for tests */
+int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
+		     const struct run_env *env);
+int pipeline_execute(struct pipeline_run *pr);
+void pipeline_cleanup(struct pipeline_run *pr);
+
+/* set pr->msg, log it, and return @err */
+int pipeline_fail(struct pipeline_run *pr, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_STATUS_H
+#define IOU_STATUS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define STATUS_FILE_NAME "status"
+
+/* one pipeline as the daemon reports it */
+struct status_entry {
+	char name[65];
+	char state[16];
+	char engine[16];
+	char transform[16];
+	uint64_t bytes_done;
+	uint64_t bytes_total;
+	uint64_t bytes_durable;
+	uint64_t bytes_resumed;
+	double rate_bps;
+	uint64_t enters;
+	uint64_t bpf_ops;
+	uint64_t user_copied;
+	uint64_t errors;
+	double elapsed;
+	char error[512];
+	char note[512];
+};
+
+struct status_report {
+	pid_t pid;
+	uint64_t started;
+	uint64_t updated;
+	char config[4096];
+	struct status_entry *entries;
+	int nr;
+};
+
+/* atomically replace @path */
+int status_write(const char *path, const struct status_report *r);
+int status_read(const char *path, struct status_report *r);
+void status_report_free(struct status_report *r);
+/* the table `iou-offloadd status` prints */
+void status_print(FILE *out, const struct status_report *r, uint64_t now);
+
+#endif
