@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Boot the patched kernel with the guest image in QEMU and bring the results home.
+#
+#   run-vm.sh test    run the guest suites (all non-manual ones, or GUEST_TESTS)
+#   run-vm.sh demo    run the `demo` suite (the daemon's default pipeline)
+#   run-vm.sh bench   run the `bench` suite
+#
+# The guest (tests/vm/guest/run-suites) writes a tar archive with its TAP log
+# onto a second virtio disk, echoes test lines on the serial console and
+# reports its status through isa-debug-exit. The host prints every TAP line,
+# then a closing `N passed, N failed, N skipped` line, and exits non-zero on a
+# failed test, a guest panic, a kernel BUG/WARNING on the console, missing
+# results or a timeout (printing the console's tail).
+#
+# Variables: ACCEL=auto|tcg|kvm (auto: KVM only if a probe boot works),
+# GUEST_TESTS='a b' or a,b (test mode), TIMEOUT=seconds (default 900, bench
+# 1800), VM_MEM (2G), VM_SMP (2), KERNEL (bzImage), VM_IMAGE (root.raw),
+# VM_APPEND (extra kernel command line, e.g. iou.trace), VM_TSC_KHZ.
+# Each run's console log, TAP log and artifacts stay in $BUILD_ROOT/runs/.
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+trap 'echo "error: ${BASH_SOURCE[0]}:$LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
+
+mode=${1:-test}
+ACCEL=${ACCEL:-auto}
+KERNEL=${KERNEL:-$KOBJ/arch/x86/boot/bzImage}
+IMAGE=${VM_IMAGE:-$BUILD_ROOT/image/root.raw}
+VM_MEM=${VM_MEM:-2G}
+VM_SMP=${VM_SMP:-2}
+VM_APPEND=${VM_APPEND:-}
+
+case "$mode" in
+test)  tests=${GUEST_TESTS:-}; TIMEOUT=${TIMEOUT:-900} ;;
+demo)  tests=demo; TIMEOUT=${TIMEOUT:-900} ;;
+bench) tests=bench; TIMEOUT=${TIMEOUT:-1800} ;;
+*) die "usage: $0 test|demo|bench" ;;
+esac
+tests=$(echo "$tests" | tr ' ,' '\n\n' | sed '/^$/d' | paste -sd, -)
+
+[ -f "$KERNEL" ] || die "no kernel at $KERNEL (run make kernel)"
+[ -f "$IMAGE" ] || die "no guest image at $IMAGE (run make image)"
+
+# demo and bench are suites other components install; say so plainly if absent
+suite_installed() {
+	local d
+	for d in "$BUILD_ROOT/payload/usr/lib/iou-offload/tests" "$BUILD_ROOT/image/harness/usr/lib/iou-offload/tests"; do
+		compgen -G "$d/$1/run" >/dev/null || compgen -G "$d/[0-9]*-$1/run" >/dev/null && return 0
+	done
+	return 1
+}
+if [ "$mode" != test ] && ! suite_installed "$mode"; then
+	case "$mode" in
+	demo) echo "iou-offload demo: not there yet. The daemon's demo suite (usr/lib/iou-offload/tests/NN-demo/run" \
+		"in $BUILD_ROOT/payload) has not been built and installed, so there is no pipeline to run." >&2 ;;
+	bench) echo "iou-offload bench: not there yet. No bench suite (usr/lib/iou-offload/tests/NN-bench/run)" \
+		"in $BUILD_ROOT/payload." >&2 ;;
+	esac
+	exit 2
+fi
+
+run=$BUILD_ROOT/runs/$mode-$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$run"
+ln -sfn "$(basename "$run")" "$BUILD_ROOT/runs/last-$mode"
+console=$run/console.log
+results=$run/results.raw
+: > "$console"
+
+# accelerator: KVM is used only when a probe boot (the guest kernel with a
+# busybox root that prints a marker) succeeds within a few seconds
+kvm_probe() {
+	local dir=$BUILD_ROOT/kvm-probe out
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+	if [ ! -f "$dir/probe.raw" ]; then
+		rm -rf "$dir" && mkdir -p "$dir/root/bin" "$dir/root/dev" "$dir/root/proc"
+		cp /bin/busybox "$dir/root/bin/busybox"
+		mkfs.ext4 -q -F -d "$dir/root" "$dir/probe.raw" 8M >/dev/null 2>&1 || return 1
+	fi
+	out=$(timeout -k 2 "${KVM_PROBE_TIMEOUT:-10}" qemu-system-x86_64 -nodefaults -no-user-config \
+		-display none -no-reboot -accel kvm -cpu host -m 256M -smp 1 \
+		-kernel "$KERNEL" -serial stdio \
+		-drive "file=$dir/probe.raw,format=raw,if=virtio,snapshot=on" \
+		-append "console=ttyS0 root=/dev/vda ro panic=-1 init=/bin/busybox -- sh -c \"echo IOU-KVM-PROBE-OK; /bin/busybox reboot -f\"" \
+		</dev/null 2>&1) || true
+	grep -q IOU-KVM-PROBE-OK <<<"$out"
+}
+case "$ACCEL" in
+auto)
+	if kvm_probe; then accel=kvm; else accel=tcg; fi ;;
+kvm|tcg) accel=$ACCEL ;;
+*) die "ACCEL must be auto, tcg or kvm" ;;
+esac
+if [ "$accel" = kvm ]; then
+	accel_args=(-accel kvm -cpu host)
+else
+	accel_args=(-accel tcg,thread=multi -cpu max)
+fi
+
+# results disk: zeroed each run, so nothing stale can be read back
+rm -f "$results"
+truncate -s 64M "$results"
+
+# Under TCG the guest's TSC runs at the host's TSC rate, but the guest (no
+# ACPI, so no HPET or PM timer) often fails to calibrate it and falls back to
+# 10 ms jiffies: hand it the host's rate (VM_TSC_KHZ=0 to let it calibrate)
+if [ -z "${VM_TSC_KHZ:-}" ]; then
+	VM_TSC_KHZ=0
+	if grep -qw constant_tsc /proc/cpuinfo; then
+		VM_TSC_KHZ=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
+	fi
+fi
+cmdline="console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/lib/systemd/systemd"
+cmdline+=" systemd.unit=iou-test.target systemd.show_status=error panic=-1 mitigations=off"
+[ "$accel" = tcg ] && [ "${VM_TSC_KHZ:-0}" -gt 0 ] && cmdline+=" tsc=reliable tsc_early_khz=$VM_TSC_KHZ"
+[ -n "$tests" ] && cmdline+=" iou.tests=$tests"
+[ -n "$VM_APPEND" ] && cmdline+=" $VM_APPEND"
+
+log "vm $mode: accelerator $accel$([ "$ACCEL" = auto ] && [ "$accel" = tcg ] && echo " (KVM probe failed)"), ${tests:+suites $tests, }timeout ${TIMEOUT} s"
+log "console: $console"
+t0=$(date +%s.%N)
+# the root image is opened snapshot=on: the guest's writes go to a throwaway
+# overlay (in TMPDIR=$run), so every run starts from the same image
+TMPDIR=$run timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -nodefaults -no-user-config \
+	-display none -no-reboot "${accel_args[@]}" -m "$VM_MEM" -smp "$VM_SMP" \
+	-kernel "$KERNEL" -append "$cmdline" \
+	-serial "file:$console" \
+	-drive "file=$IMAGE,format=raw,if=none,id=root,snapshot=on,cache=unsafe" \
+	-device virtio-blk-pci,drive=root,serial=iou-root \
+	-drive "file=$results,format=raw,if=none,id=results" \
+	-device virtio-blk-pci,drive=results,serial=iou-results \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	</dev/null > "$run/qemu.log" 2>&1 &
+qpid=$!
+# live: the guest's TAP lines as it prints them on the console
+tail -s 0.5 --pid=$qpid -n +1 -F "$console" 2>/dev/null | sed -un 's/\r$//; s/^.*IOU-TAP: //p' \
+	| tee "$run/live.tap" &
+tpid=$!
+rc=0
+wait $qpid || rc=$?
+wait $tpid 2>/dev/null || true
+elapsed=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+
+# what came back
+mkdir -p "$run/results"
+tar -C "$run/results" -xf "$results" 2>/dev/null || true
+tap=$run/results/tap.log
+problems=()
+case $rc in
+1) guest=pass ;;
+3) guest=fail ;;
+124|137) guest=timeout; problems+=("guest finished within ${TIMEOUT} s (killed after ${elapsed} s)") ;;
+0) guest=none; problems+=("guest reported a status through isa-debug-exit (QEMU exited 0: guest reboot, poweroff or panic)") ;;
+*) guest=error; problems+=("QEMU ran (exit status $rc: $(tail -1 "$run/qemu.log"))") ;;
+esac
+if [ ! -s "$tap" ]; then
+	problems+=("guest wrote its TAP log to the results disk")
+	# fall back on what the console carried
+	[ -s "$run/live.tap" ] && cp "$run/live.tap" "$run/console.tap" && tap=$run/console.tap
+fi
+panic=$(grep -a -m1 -E 'Kernel panic|end Kernel panic' "$console" || true)
+[ -z "$panic" ] || problems+=("kernel did not panic ($panic)")
+kbad=$(grep -av 'IOU-' "$console" | grep -a -m5 -E 'BUG:|WARNING:|Oops|kmemleak: .*(leak|unreferenced)|UBSAN:' || true)
+[ -z "$kbad" ] || problems+=("console has no kernel BUG/WARNING/Oops ($(head -1 <<<"$kbad" | tr -d '\r'))")
+
+# The results disk's TAP log is authoritative; the console stream shown live
+# can be garbled by kernel messages, so reprint the log if the two differ.
+passed=0 failed=0 skipped=0
+if [ -f "$tap" ]; then
+	if ! cmp -s "$tap" "$run/live.tap"; then
+		echo "# ---- the console stream differed from the results disk; its TAP log ($tap):"
+		cat "$tap"
+	fi
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)
+			if grep -qiE '#[[:space:]]*skip' <<<"$line"; then skipped=$((skipped + 1)); else passed=$((passed + 1)); fi ;;
+		"not ok "*)
+			if grep -qiE '#[[:space:]]*todo' <<<"$line"; then skipped=$((skipped + 1)); else failed=$((failed + 1)); fi ;;
+		esac
+	done < "$tap"
+fi
+for p in "${problems[@]}"; do
+	echo "not ok - host: $p"
+	failed=$((failed + 1))
+done
+[ $((passed + failed + skipped)) -gt 0 ] || { echo "not ok - host: at least one test ran"; failed=1; }
+[ "$guest" = fail ] && [ $failed -eq 0 ] && { echo "not ok - host: guest reported failure, but its TAP shows none"; failed=1; }
+
+first=$(grep -m1 -oE 'boot-to-first-test: [0-9.]+ s' "$tap" 2>/dev/null | grep -oE '[0-9.]+' || echo "?")
+echo "# accelerator $accel, boot to first test ${first} s guest uptime, whole VM run ${elapsed} s; run dir $run"
+if [ ${#problems[@]} -ne 0 ]; then
+	echo "# ---- console tail ($console)"
+	grep -av 'IOU-TAP: ' "$console" | tail -n 40 | tr -d '\r' | sed 's/^/# /'
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ] || exit 1
