@@ -14,6 +14,8 @@ pkgs=(
 	# guest tools
 	qemu-system-x86 mkosi systemd-container debootstrap e2fsprogs
 	debian-archive-keyring busybox-static
+	# packing the guest image: systemd-sysusers --root (rsync, e2fsprogs above)
+	systemd
 	# tests and benchmarks
 	fio gnuplot-nox jq strace
 )

@@ -47,7 +47,7 @@ if [ ! -d "$base" ]; then
 	t0=$(now)
 	log "building the mkosi base image (config $base_key); minutes, cold"
 	work=$IMG/build-$base_key
-	rm -rf "$work"
+	rm -rf "$IMG"/build-*
 	mkdir -p "$work" "$BUILD_ROOT/mkosi-cache"
 	if ! nice -n 10 mkosi -C "$MKOSI_CONF" --force \
 		--output "$work/root" --workspace-dir "$work" \
@@ -88,7 +88,7 @@ pack_key=$({
 	echo "$base_key $ROOT_FREE_MB"
 	tree_hash "$IMG/harness"
 	tree_hash "$PAYLOAD"
-	mkfs.ext4 -V 2>&1 | head -1
+	mkfs.ext4 -V 2>&1 | sed -n 1p
 } | sha256sum | cut -c1-16)
 if [ -f "$IMG/root.raw" ] && [ "$(cat "$IMG/root.key" 2>/dev/null)" = "$pack_key" ]; then
 	log "image up to date: $IMG/root.raw"

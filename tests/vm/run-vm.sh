@@ -15,7 +15,9 @@
 # Variables: ACCEL=auto|tcg|kvm (auto: KVM only if a probe boot works),
 # GUEST_TESTS='a b' or a,b (test mode), TIMEOUT=seconds (default 900, bench
 # 1800), VM_MEM (2G), VM_SMP (2), KERNEL (bzImage), VM_IMAGE (root.raw),
-# VM_APPEND (extra kernel command line, e.g. iou.trace), VM_TSC_KHZ.
+# VM_APPEND (extra kernel command line, e.g. iou.trace or
+# iou.suite_timeout=N), VM_TSC_KHZ, VM_SCRATCH_MB (default 0: no scratch disk;
+# N: an N MiB zeroed virtio disk, serial iou-scratch, for the suites).
 # Each run's console log, TAP log and artifacts stay in $BUILD_ROOT/runs/.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
@@ -28,6 +30,7 @@ IMAGE=${VM_IMAGE:-$BUILD_ROOT/image/root.raw}
 VM_MEM=${VM_MEM:-2G}
 VM_SMP=${VM_SMP:-2}
 VM_APPEND=${VM_APPEND:-}
+VM_SCRATCH_MB=${VM_SCRATCH_MB:-0}
 
 case "$mode" in
 test)  tests=${GUEST_TESTS:-}; TIMEOUT=${TIMEOUT:-900} ;;
@@ -42,9 +45,12 @@ tests=$(echo "$tests" | tr ' ,' '\n\n' | sed '/^$/d' | paste -sd, -)
 
 # demo and bench are suites other components install; say so plainly if absent
 suite_installed() {
-	local d
-	for d in "$BUILD_ROOT/payload/usr/lib/iou-offload/tests" "$BUILD_ROOT/image/harness/usr/lib/iou-offload/tests"; do
-		compgen -G "$d/$1/run" >/dev/null || compgen -G "$d/[0-9]*-$1/run" >/dev/null && return 0
+	local run base
+	for run in "$BUILD_ROOT"/payload/usr/lib/iou-offload/tests/*/run "$BUILD_ROOT"/image/harness/usr/lib/iou-offload/tests/*/run; do
+		[ -e "$run" ] || continue
+		base=$(basename "$(dirname "$run")")
+		[[ $base =~ ^[0-9]+-(.*)$ ]] && base=${BASH_REMATCH[1]}
+		[ "$base" = "$1" ] && return 0
 	done
 	return 1
 }
@@ -98,6 +104,12 @@ fi
 # results disk: zeroed each run, so nothing stale can be read back
 rm -f "$results"
 truncate -s 64M "$results"
+scratch_args=()
+if [ "$VM_SCRATCH_MB" -gt 0 ]; then
+	truncate -s "${VM_SCRATCH_MB}M" "$run/scratch.raw"
+	scratch_args=(-drive "file=$run/scratch.raw,format=raw,if=none,id=scratch,cache=unsafe"
+		-device virtio-blk-pci,drive=scratch,serial=iou-scratch)
+fi
 
 # Under TCG the guest's TSC runs at the host's TSC rate, but the guest (no
 # ACPI, so no HPET or PM timer) often fails to calibrate it and falls back to
@@ -127,6 +139,7 @@ TMPDIR=$run timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -nodefaults -no-user-conf
 	-device virtio-blk-pci,drive=root,serial=iou-root \
 	-drive "file=$results,format=raw,if=none,id=results" \
 	-device virtio-blk-pci,drive=results,serial=iou-results \
+	"${scratch_args[@]}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	</dev/null > "$run/qemu.log" 2>&1 &
 qpid=$!
@@ -142,6 +155,9 @@ elapsed=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 # what came back
 mkdir -p "$run/results"
 tar -C "$run/results" -xf "$results" 2>/dev/null || true
+rm -f "$results" "$run/scratch.raw"
+# keep the last 20 runs of each mode
+ls -1dt "$BUILD_ROOT/runs/$mode"-* 2>/dev/null | tail -n +21 | xargs -r rm -rf
 tap=$run/results/tap.log
 problems=()
 case $rc in
