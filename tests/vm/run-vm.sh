@@ -103,7 +103,7 @@ fi
 
 # results disk: zeroed each run, so nothing stale can be read back
 rm -f "$results"
-truncate -s 64M "$results"
+truncate -s 256M "$results"
 scratch_args=()
 if [ "$VM_SCRATCH_MB" -gt 0 ]; then
 	truncate -s "${VM_SCRATCH_MB}M" "$run/scratch.raw"
@@ -172,6 +172,9 @@ if [ ! -s "$tap" ]; then
 	# fall back on what the console carried
 	[ -s "$run/live.tap" ] && cp "$run/live.tap" "$run/console.tap" && tap=$run/console.tap
 fi
+while IFS= read -r e; do
+	problems+=("guest runner: ${e#*IOU-ERROR: }")
+done < <(grep -a 'IOU-ERROR: ' "$console" | grep -av 'IOU-TAP: ' | tr -d '\r')
 panic=$(grep -a -m1 -E 'Kernel panic|end Kernel panic' "$console" || true)
 [ -z "$panic" ] || problems+=("kernel did not panic ($panic)")
 kbad=$(grep -av 'IOU-' "$console" | grep -a -m5 -E 'BUG:|WARNING:|Oops|kmemleak: .*(leak|unreferenced)|UBSAN:' || true)
@@ -203,9 +206,12 @@ done
 
 first=$(grep -m1 -oE 'boot-to-first-test: [0-9.]+ s' "$tap" 2>/dev/null | grep -oE '[0-9.]+' || echo "?")
 echo "# accelerator $accel, boot to first test ${first} s guest uptime, whole VM run ${elapsed} s; run dir $run"
-if [ ${#problems[@]} -ne 0 ]; then
+if [ $failed -ne 0 ]; then
+	# the tail says most when the guest itself went wrong; keep it short otherwise
+	lines=15
+	[ ${#problems[@]} -eq 0 ] || lines=40
 	echo "# ---- console tail ($console)"
-	grep -av 'IOU-TAP: ' "$console" | tail -n 40 | tr -d '\r' | sed 's/^/# /'
+	grep -av 'IOU-TAP: ' "$console" | tail -n $lines | tr -d '\r' | sed 's/^/# /'
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ] || exit 1
