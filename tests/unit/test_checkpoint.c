@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/* Checkpoint files and the resume decision */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "testutil.h"
+
+static struct checkpoint sample(void)
+{
+	struct checkpoint c = {
+		.fingerprint = 0x0123456789abcdefULL, .state = CKPT_RUNNING,
+		.done = 4 << 20, .total = 64 << 20, .nr_sources = 2, .nr_dests = 1,
+		.updated = 1700000000,
+	};
+
+	c.src[0] = (struct file_ident){ 1, 2, 3, 4 };
+	c.src[1] = (struct file_ident){ 5, 6, 7, -8 };
+	c.dst[0] = (struct file_ident){ 9, 10, 0, 0 };
+	return c;
+}
+
+static void save_then_load_round_trips(void **state)
+{
+	struct checkpoint c = sample(), back;
+	char *dir = tu_mkdtemp("ckpt");
+
+	(void)state;
+	assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+	assert_int_equal(checkpoint_load(dir, "p", &back), 0);
+	assert_memory_equal(&c, &back, sizeof(c));
+	/* nothing left behind by the atomic save */
+	char *tmp = tu_path(dir, "p.ckpt.tmp");
+	assert_int_equal(access(tmp, F_OK), -1);
+	free(tmp);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void missing_checkpoint_is_enoent(void **state)
+{
+	struct checkpoint c;
+	char *dir = tu_mkdtemp("ckpt");
+
+	(void)state;
+	assert_int_equal(checkpoint_load(dir, "none", &c), -ENOENT);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void torn_or_foreign_files_are_rejected(void **state)
+{
+	struct checkpoint c = sample(), back;
+	char buf[4096];
+	int len;
+
+	(void)state;
+	len = checkpoint_format(&c, "p", buf, sizeof(buf));
+	assert_true(len > 0);
+	assert_int_equal(checkpoint_parse(buf, &back), 0);
+	/* cut anywhere before the end marker: never accepted */
+	for (int cut = 0; cut < len - 4; cut += 7) {
+		char part[4096];
+
+		memcpy(part, buf, cut);
+		part[cut] = '\0';
+		assert_int_equal(checkpoint_parse(part, &back), -EINVAL);
+	}
+	assert_int_equal(checkpoint_parse("something else\nend\n", &back), -EINVAL);
+	/* done past total is nonsense */
+	c.done = c.total + 1;
+	checkpoint_format(&c, "p", buf, sizeof(buf));
+	assert_int_equal(checkpoint_parse(buf, &back), -EINVAL);
+}
+
+static void decide(const struct checkpoint *c, const struct file_ident *src,
+		   const struct file_ident *dst, bool repeat, enum resume_action want,
+		   const char *why_part)
+{
+	char why[256];
+	enum resume_action a = checkpoint_decide(c, 0x0123456789abcdefULL, src, 2, dst, 1, repeat,
+						 why, sizeof(why));
+
+	if (a != want || !strstr(why, why_part))
+		print_message("got %d: %s\n", a, why);
+	assert_int_equal(a, want);
+	assert_non_null(strstr(why, why_part));
+}
+
+static void resume_continues_when_nothing_changed(void **state)
+{
+	struct checkpoint c = sample();
+
+	(void)state;
+	decide(&c, c.src, c.dst, false, RESUME_CONTINUE, "resuming at byte 4194304 of 67108864");
+	decide(NULL, c.src, c.dst, false, RESUME_FRESH, "no checkpoint");
+}
+
+static void changed_config_or_source_starts_over(void **state)
+{
+	struct checkpoint c = sample();
+	struct file_ident src[2] = { c.src[0], c.src[1] };
+
+	(void)state;
+	c.fingerprint++;
+	decide(&c, src, c.dst, false, RESUME_FRESH, "configuration changed");
+	c.fingerprint--;
+	src[1].mtime_ns++;
+	decide(&c, src, c.dst, false, RESUME_FRESH, "source 1 changed");
+	src[1] = c.src[1];
+	src[0].size++;
+	decide(&c, src, c.dst, false, RESUME_FRESH, "source 0 changed");
+}
+
+static void replaced_destination_starts_over(void **state)
+{
+	struct checkpoint c = sample();
+	struct file_ident dst = c.dst[0];
+
+	(void)state;
+	dst.ino++;
+	decide(&c, c.src, &dst, false, RESUME_FRESH, "destination 0 was replaced or removed");
+}
+
+static void finished_pipeline_is_not_copied_again(void **state)
+{
+	struct checkpoint c = sample();
+	struct file_ident dst;
+
+	(void)state;
+	c.state = CKPT_FINISHED;
+	c.done = c.total;
+	c.dst[0].size = 64 << 20;
+	c.dst[0].mtime_ns = 42;
+	decide(&c, c.src, c.dst, false, RESUME_SKIP, "nothing to do");
+	decide(&c, c.src, c.dst, true, RESUME_FRESH, "repeat = yes");
+	dst = c.dst[0];
+	dst.mtime_ns++;
+	decide(&c, c.src, &dst, false, RESUME_FRESH, "modified after the pipeline finished");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(save_then_load_round_trips),
+		cmocka_unit_test(missing_checkpoint_is_enoent),
+		cmocka_unit_test(torn_or_foreign_files_are_rejected),
+		cmocka_unit_test(resume_continues_when_nothing_changed),
+		cmocka_unit_test(changed_config_or_source_starts_over),
+		cmocka_unit_test(replaced_destination_starts_over),
+		cmocka_unit_test(finished_pipeline_is_not_copied_again),
+	};
+
+	return cmocka_run_group_tests_name("checkpoint", tests, NULL, NULL);
+}
