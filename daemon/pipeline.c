@@ -182,7 +182,7 @@ static int decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		}
 	}
 	if (act == RESUME_SKIP) {
-		log_info("pipeline %s: %s", pr->cfg.name, why);
+		log_notice("pipeline %s: %s", pr->cfg.name, why);
 		return 1;
 	}
 	if (act == RESUME_FRESH)
