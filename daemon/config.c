@@ -653,7 +653,9 @@ static int config_handler(void *user, const char *section, const char *name,
 	struct parse_state *st = user;
 	const struct key_def *k;
 	int *key_line;
+	uint32_t *key_valid;
 	bool repeatable;
+	int ret;
 
 	(void)section;	/* we track sections in the reader */
 	if (st->sec == SEC_BAD)
@@ -680,6 +682,7 @@ static int config_handler(void *user, const char *section, const char *name,
 		return 1;
 	}
 	key_line = st->sec == SEC_DAEMON ? st->cfg->key_line : st->cur->key_line;
+	key_valid = st->sec == SEC_DAEMON ? &st->cfg->key_valid : &st->cur->key_valid;
 	repeatable = k->id == K_SOURCE || k->id == K_DESTINATION;
 	if (key_line[k->id] && !repeatable) {
 		add_error(st, st->line, "duplicate key '%s' (first set at line %d)",
@@ -687,9 +690,12 @@ static int config_handler(void *user, const char *section, const char *name,
 		return 1;
 	}
 	if (st->sec == SEC_DAEMON)
-		set_daemon_key(st, k, value);
+		ret = set_daemon_key(st, k, value);
 	else
-		set_pipeline_key(st, k, value);
+		ret = set_pipeline_key(st, k, value);
+	/* an invalid value leaves the field unset: the default stays in force */
+	if (!ret)
+		*key_valid |= 1u << k->id;
 	if (!key_line[k->id])
 		key_line[k->id] = st->line;
 	return 1;
@@ -698,7 +704,7 @@ static int config_handler(void *user, const char *section, const char *name,
 /* ---- checks across keys, after the whole file is read ---- */
 
 #define INHERIT(field, id) do {					\
-		if (!pc->key_line[id])				\
+		if (!(pc->key_valid & (1u << (id))))		\
 			pc->s.field = cfg->defaults.field;	\
 	} while (0)
 
@@ -721,20 +727,19 @@ static void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 
 	st->sec = SEC_PIPELINE;
 	st->cur = pc;
-	if (!pc->key_line[K_TRANSFORM]) {
+	if (!pc->key_line[K_TRANSFORM])
 		add_error(st, pc->line, "missing required key 'transform' "
 			  "(copy, mirror, stripe or gather)");
-		return;
-	}
-	if (pc->key_line[K_GATHER] && pc->transform != TRANSFORM_GATHER)
-		add_error(st, pc->key_line[K_GATHER],
-			  "key 'gather' is only valid with transform = gather");
 	if (!pc->nr_sources && !pc->key_line[K_SOURCE])
 		add_error(st, pc->line, "missing required key 'source'");
 	if (!pc->nr_dests && !pc->key_line[K_DESTINATION])
 		add_error(st, pc->line, "missing required key 'destination'");
-	if (!pc->nr_sources || !pc->nr_dests)
+	/* the checks below need a valid transform and both file lists */
+	if (!(pc->key_valid & (1u << K_TRANSFORM)) || !pc->nr_sources || !pc->nr_dests)
 		return;
+	if (pc->key_line[K_GATHER] && pc->transform != TRANSFORM_GATHER)
+		add_error(st, pc->key_line[K_GATHER],
+			  "key 'gather' is only valid with transform = gather");
 
 	switch (pc->transform) {
 	case TRANSFORM_COPY:

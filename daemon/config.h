@@ -62,8 +62,9 @@ struct pipeline_config {
 	uint64_t dest_offset;		/* into each destination */
 	uint64_t length;		/* logical bytes; UINT64_MAX = to the end */
 	struct pipeline_settings s;
-	/* bookkeeping for error messages: line each key was set on, 0 = unset */
+	/* bookkeeping: line each key was given on (0 = never), and which held a valid value */
 	int key_line[32];
+	uint32_t key_valid;
 };
 
 struct daemon_config {
@@ -76,6 +77,7 @@ struct daemon_config {
 	struct pipeline_config *pipelines;
 	int nr_pipelines;
 	int key_line[32];
+	uint32_t key_valid;
 };
 
 /* error messages, each "FILE:LINE: ..." */

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The iou-offloadd binary: command line, --check-config, --once, signals
+ * (SIGHUP reload, SIGTERM drain, SIGKILL crash) and `status`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "status.h"
+#include "testutil.h"
+
+#ifndef IOU_BIN
+#error "IOU_BIN: path of the iou-offloadd binary under test"
+#endif
+
+struct fx {
+	char *dir;
+	char *conf;
+	char *out;	/* stdout and stderr of the last command */
+	char *err;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	f->dir = tu_mkdtemp("daemon");
+	f->conf = tu_path(f->dir, "iou.conf");
+	f->out = tu_path(f->dir, "stdout");
+	f->err = tu_path(f->dir, "stderr");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	tu_rmrf(f->dir);
+	free(f->dir);
+	free(f->conf);
+	free(f->out);
+	free(f->err);
+	free(f);
+	return 0;
+}
+
+/* config with @D for the test directory; [daemon] dirs under it */
+static void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines)
+{
+	char *buf = malloc(strlen(pipelines) * 4 + 4096), *o = buf;
+
+	o += sprintf(o, "[daemon]\nstate_dir = %s/state\nruntime_dir = %s/run\n"
+		     "engine = uring\n%s", f->dir, f->dir, extra_daemon);
+	for (const char *p = pipelines; *p; p++) {
+		if (*p == '@' && p[1] == 'D') {
+			o += sprintf(o, "%s", f->dir);
+			p++;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
+	free(buf);
+}
+
+static pid_t spawn(struct fx *f, char *const argv[])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		unsetenv("NOTIFY_SOCKET");
+		unsetenv("WATCHDOG_USEC");
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* exit status, or -1 on timeout (the child is killed then) */
+static int wait_exit(pid_t pid, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 100; i++) {
+		int st;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static int run_bin(struct fx *f, char *const argv[])
+{
+	return wait_exit(spawn(f, argv), 120);
+}
+
+static char *slurp(const char *path)
+{
+	size_t len;
+	char *s = tu_read_file(path, &len);
+
+	if (!s)
+		return strdup("");
+	s[len] = '\0';
+	return s;
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	char *s = slurp(path);
+	bool found = strstr(s, needle) != NULL;
+
+	if (!found)
+		print_message("%s does not contain '%s'; it has:\n%s\n", path, needle, s);
+	free(s);
+	return found;
+}
+
+static void make_src(struct fx *f, const char *name, size_t len, uint64_t seed)
+{
+	char *p = tu_path(f->dir, name);
+	uint8_t *buf = malloc(len);
+
+	tu_fill(buf, len, seed);
+	assert_int_equal(tu_write_file(p, buf, len), 0);
+	free(buf);
+	free(p);
+}
+
+static void same_files(struct fx *f, const char *a, const char *b)
+{
+	char *pa = tu_path(f->dir, a), *pb = tu_path(f->dir, b);
+	size_t la, lb;
+	void *da = tu_read_file(pa, &la), *db = tu_read_file(pb, &lb);
+
+	assert_non_null(da);
+	assert_non_null(db);
+	assert_int_equal(la, lb);
+	assert_true(memcmp(da, db, la) == 0);
+	free(da);
+	free(db);
+	free(pa);
+	free(pb);
+}
+
+/* the pipeline's entry in the daemon's status file, if there is one yet */
+static bool status_of(struct fx *f, const char *name, struct status_entry *out)
+{
+	char path[4096];
+	struct status_report r;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/run/status", f->dir);
+	if (status_read(path, &r))
+		return false;
+	for (int i = 0; i < r.nr; i++) {
+		if (!strcmp(r.entries[i].name, name)) {
+			*out = r.entries[i];
+			found = true;
+		}
+	}
+	status_report_free(&r);
+	return found;
+}
+
+static bool wait_state(struct fx *f, const char *name, const char *state, int timeout_s)
+{
+	struct status_entry e;
+
+	for (int i = 0; i < timeout_s * 50; i++) {
+		if (status_of(f, name, &e) && !strcmp(e.state, state))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+static bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int timeout_s)
+{
+	struct status_entry e;
+
+	for (int i = 0; i < timeout_s * 500; i++) {
+		if (status_of(f, name, &e) && e.bytes_done >= bytes)
+			return true;
+		usleep(2000);
+	}
+	return false;
+}
+
+/* ---- tests ---- */
+
+static void help_explains_usage_and_exits_0(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--help", NULL };
+
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->out, "Usage:"));
+	assert_true(file_has(f->out, "--check-config"));
+	assert_true(file_has(f->out, "iou-offloadd status"));
+}
+
+static void unknown_option_exits_2(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--frobnicate", NULL };
+
+	assert_int_equal(run_bin(f, argv), 2);
+}
+
+static void check_config_accepts_a_valid_file(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\ndestination = /b\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->out, "OK, 1 pipeline(s)"));
+}
+
+static void check_config_reports_file_line_and_exits_1(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char want[4200];
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\ndestination = /b\n"
+		   "queue_depth = lots\n");
+	assert_int_equal(run_bin(f, argv), 1);
+	/* [daemon] takes lines 1-4, so the bad key is on line 9 */
+	snprintf(want, sizeof(want), "%s:9: [pipeline p]: queue_depth = 'lots': expected an "
+		 "integer from 1 to 1024", f->conf);
+	assert_true(file_has(f->err, want));
+}
+
+static void broken_config_refuses_to_start_with_the_message(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char want[4200];
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\n");
+	assert_int_equal(run_bin(f, argv), 1);
+	snprintf(want, sizeof(want), "%s:5: [pipeline p]: missing required key 'destination'",
+		 f->conf);
+	assert_true(file_has(f->err, want));
+}
+
+static void once_runs_every_pipeline_and_exits_0(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+
+	make_src(f, "src", 3 << 20, 1);
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/a\n"
+		   "[pipeline b]\ntransform = mirror\nsource = @D/src\ndestination = @D/b0\n"
+		   "destination = @D/b1\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	same_files(f, "src", "a");
+	same_files(f, "src", "b0");
+	same_files(f, "src", "b1");
+}
+
+static void once_exits_1_when_a_pipeline_fails(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/missing\n"
+		   "destination = @D/a\n");
+	assert_int_equal(run_bin(f, argv), 1);
+	assert_true(file_has(f->err, "cannot open source"));
+}
+
+static void status_command_prints_each_pipeline(void **state)
+{
+	struct fx *f = *state;
+	char *run_argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *st_argv[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+
+	make_src(f, "src", 1 << 20, 2);
+	write_conf(f, "", "[pipeline alpha]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/a\n");
+	assert_int_equal(run_bin(f, run_argv), 0);
+	assert_int_equal(run_bin(f, st_argv), 0);
+	assert_true(file_has(f->out, "PIPELINE"));
+	assert_true(file_has(f->out, "alpha"));
+	assert_true(file_has(f->out, "finished"));
+	assert_true(file_has(f->out, "uring"));
+	assert_true(file_has(f->out, "not running"));
+}
+
+static void sighup_adds_a_pipeline_and_rejects_a_broken_config(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	pid_t pid;
+
+	make_src(f, "src", 2 << 20, 3);
+	write_conf(f, "", "[pipeline one]\ntransform = copy\nsource = @D/src\ndestination = @D/one\n");
+	pid = spawn(f, argv);
+	assert_true(wait_state(f, "one", "finished", 30));
+
+	write_conf(f, "", "[pipeline one]\ntransform = copy\nsource = @D/src\ndestination = @D/one\n"
+		   "[pipeline two]\ntransform = copy\nsource = @D/src\ndestination = @D/two\n");
+	kill(pid, SIGHUP);
+	assert_true(wait_state(f, "two", "finished", 30));
+	same_files(f, "src", "two");
+
+	/* a bad config is refused; the daemon and its pipelines carry on */
+	write_conf(f, "", "[pipeline three]\ntransform = teleport\n");
+	kill(pid, SIGHUP);
+	for (int i = 0; i < 200 && !strstr(slurp(f->err), "reload rejected"); i++)
+		usleep(20000);
+	assert_true(file_has(f->err, "reload rejected"));
+	assert_true(file_has(f->err, "transform = 'teleport'"));
+	assert_int_equal(kill(pid, 0), 0);
+	struct status_entry e;
+	assert_true(status_of(f, "two", &e));
+	assert_false(status_of(f, "three", &e));
+
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 30), 0);
+}
+
+static void sigterm_mid_copy_checkpoints_and_restart_finishes(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *state_dir = tu_path(f->dir, "state");
+	struct checkpoint ck;
+	struct status_entry e;
+	pid_t pid;
+
+	make_src(f, "src", 256 << 20, 4);
+	/* small blocks and one chain: slow enough to stop half way */
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 4 << 20, 60));
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	assert_int_equal(checkpoint_load(state_dir, "big", &ck), 0);
+	if (ck.state == CKPT_FINISHED) {
+		print_message("skipped: the copy finished before SIGTERM arrived\n");
+		free(state_dir);
+		skip();
+	}
+	assert_int_equal(ck.state, CKPT_STOPPED);
+	assert_true(ck.done > 0 && ck.done < (256 << 20));
+	assert_true(file_has(f->err, "stopped at byte"));
+
+	assert_int_equal(run_bin(f, once), 0);
+	assert_true(status_of(f, "big", &e));
+	assert_true(e.bytes_resumed == ck.done);
+	same_files(f, "src", "out");
+	free(state_dir);
+}
+
+static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *state_dir = tu_path(f->dir, "state");
+	struct checkpoint ck;
+	pid_t pid;
+
+	make_src(f, "src", 256 << 20, 5);
+	write_conf(f, "block_size = 4K\nqueue_depth = 2\ncheckpoint_interval = 64K\n",
+		   "[pipeline big]\ntransform = stripe\nstripe_unit = 12K\nsource = @D/src\n"
+		   "destination = @D/s0\ndestination = @D/s1\n");
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 8 << 20, 60));
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_exit(pid, 30), 128 + SIGKILL);
+	assert_int_equal(checkpoint_load(state_dir, "big", &ck), 0);
+	if (ck.state == CKPT_FINISHED) {
+		print_message("skipped: the copy finished before SIGKILL arrived\n");
+		free(state_dir);
+		skip();
+	}
+	assert_int_equal(ck.state, CKPT_RUNNING);
+
+	/* now gather the stripe back and compare with the source */
+	assert_int_equal(run_bin(f, once), 0);
+	write_conf(f, "", "[pipeline back]\ntransform = gather\ngather = destripe\n"
+		   "stripe_unit = 12K\nsource = @D/s0\nsource = @D/s1\ndestination = @D/back\n");
+	assert_int_equal(run_bin(f, once), 0);
+	same_files(f, "src", "back");
+	free(state_dir);
+}
+
+static void enter_count_matches_strace(void **state)
+{
+	struct fx *f = *state;
+	char *trace = tu_path(f->dir, "strace.out");
+	char *argv[] = { "/usr/bin/strace", "-f", "-qq", "-c", "-e", "trace=io_uring_enter", "-o",
+			 trace, IOU_BIN, "-c", f->conf, "--once", NULL };
+	struct status_entry e;
+	unsigned long calls = 0;
+	char *s, *line;
+
+	if (access("/usr/bin/strace", X_OK)) {
+		print_message("skipped: no strace\n");
+		free(trace);
+		skip();
+	}
+	make_src(f, "src", 32 << 20, 6);
+	write_conf(f, "block_size = 256K\nqueue_depth = 8\n",
+		   "[pipeline p]\ntransform = stripe\nstripe_unit = 64K\nsource = @D/src\n"
+		   "destination = @D/s0\ndestination = @D/s1\n");
+	int rc = run_bin(f, argv);
+	s = slurp(trace);
+	if (rc != 0 && strstr(slurp(f->err), "ptrace")) {
+		print_message("skipped: strace cannot trace here\n");
+		free(s);
+		free(trace);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	line = strstr(s, "io_uring_enter");
+	assert_non_null(line);
+	/* "% time seconds usecs/call calls [errors] syscall": calls is the 4th field */
+	while (line > s && line[-1] != '\n')
+		line--;
+	double pct, secs;
+	unsigned long usecs;
+	assert_true(sscanf(line, "%lf %lf %lu %lu", &pct, &secs, &usecs, &calls) == 4);
+	assert_true(status_of(f, "p", &e));
+	print_message("io_uring_enter: daemon counted %lu, strace counted %lu\n",
+		      (unsigned long)e.enters, calls);
+	assert_int_equal(e.enters, calls);
+	free(s);
+	free(trace);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(unknown_option_exits_2, setup, teardown),
+		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_1, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(broken_config_refuses_to_start_with_the_message,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(once_runs_every_pipeline_and_exits_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(once_exits_1_when_a_pipeline_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(status_command_prints_each_pipeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(sighup_adds_a_pipeline_and_rejects_a_broken_config,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(sigterm_mid_copy_checkpoints_and_restart_finishes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("iou-offloadd binary", tests, NULL, NULL);
+}
