@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bpf_ops_handle;
 
@@ -16,5 +17,8 @@ bool bpf_loader_available(void);
  */
 int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len);
 void bpf_ops_detach(struct bpf_ops_handle *h);
+/* what the programs themselves counted for @op_id (their .bss) */
+int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *completed,
+		     uint64_t *failed, uint64_t *bytes);
 
 #endif

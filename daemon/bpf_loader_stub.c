@@ -26,3 +26,12 @@ void bpf_ops_detach(struct bpf_ops_handle *h)
 {
 	(void)h;
 }
+
+int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *completed,
+		     uint64_t *failed, uint64_t *bytes)
+{
+	(void)h;
+	(void)op_id;
+	*completed = *failed = *bytes = 0;
+	return -EOPNOTSUPP;
+}

@@ -232,6 +232,7 @@ static void entry_from_worker(struct worker *w, struct status_entry *e)
 	e->bytes_resumed = atomic_load(&st->bytes_resumed);
 	e->enters = atomic_load(&st->enters);
 	e->bpf_ops = atomic_load(&st->bpf_ops);
+	e->bpf_bytes = atomic_load(&st->bpf_bytes);
 	e->user_copied = atomic_load(&st->user_copied);
 	e->errors = atomic_load(&st->errors);
 	e->rate_bps = w->rate_bps;

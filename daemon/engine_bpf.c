@@ -13,6 +13,7 @@
  * bpf_probe_read_user() from a non-sleepable context without faulting.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -250,6 +251,16 @@ static int bpf_attach(struct pipeline_run *pr)
 
 static void bpf_detach(struct pipeline_run *pr)
 {
+	uint64_t done, failed, bytes;
+
+	/* the programs' own count: proof the kernel did the shuffle */
+	if (pr->engine_priv &&
+	    !bpf_ops_counters(pr->engine_priv, bpf_op_id_for(&pr->plan), &done, &failed, &bytes)) {
+		atomic_fetch_add(&pr->env->status->bpf_bytes, bytes);
+		log_info("pipeline %s: BPF op %u counted %" PRIu64 " completions, %" PRIu64
+			 " failures, %" PRIu64 " bytes copied in the kernel", pr->cfg.name,
+			 bpf_op_id_for(&pr->plan), done, failed, bytes);
+	}
 	if (pr->engine_priv)
 		bpf_ops_detach(pr->engine_priv);
 	pr->engine_priv = NULL;

@@ -38,6 +38,7 @@ struct pipeline_status {
 	_Atomic uint64_t bytes_resumed;	/* where this run started */
 	_Atomic uint64_t enters;
 	_Atomic uint64_t bpf_ops;	/* IORING_OP_BPF completions */
+	_Atomic uint64_t bpf_bytes;	/* bytes the BPF programs say they copied */
 	_Atomic uint64_t user_copied;	/* bytes memcpy'd in userspace */
 	_Atomic uint64_t errors;
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop turn */

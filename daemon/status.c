@@ -58,10 +58,11 @@ int status_write(const char *path, const struct status_report *r)
 		fprintf(f, "bytes_done=%" PRIu64 "\nbytes_total=%" PRIu64 "\n"
 			"bytes_durable=%" PRIu64 "\nbytes_resumed=%" PRIu64 "\n"
 			"rate_bps=%.0f\nenters=%" PRIu64 "\nbpf_ops=%" PRIu64 "\n"
-			"user_copied=%" PRIu64 "\nerrors=%" PRIu64 "\nelapsed=%.3f\n",
+			"user_copied=%" PRIu64 "\nerrors=%" PRIu64 "\nelapsed=%.3f\n"
+			"bpf_bytes=%" PRIu64 "\n",
 			e->bytes_done, e->bytes_total, e->bytes_durable, e->bytes_resumed,
 			e->rate_bps, e->enters, e->bpf_ops, e->user_copied, e->errors,
-			e->elapsed);
+			e->elapsed, e->bpf_bytes);
 		put_str(f, "error", e->error);
 		put_str(f, "note", e->note);
 	}
@@ -158,6 +159,8 @@ int status_read(const char *path, struct status_report *r)
 			e->enters = strtoull(v, NULL, 10);
 		} else if (!strcmp(line, "bpf_ops")) {
 			e->bpf_ops = strtoull(v, NULL, 10);
+		} else if (!strcmp(line, "bpf_bytes")) {
+			e->bpf_bytes = strtoull(v, NULL, 10);
 		} else if (!strcmp(line, "user_copied")) {
 			e->user_copied = strtoull(v, NULL, 10);
 		} else if (!strcmp(line, "errors")) {
@@ -236,6 +239,9 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 			" %8" PRIu64 " %6" PRIu64 "\n", e->name, e->state, e->engine,
 			e->transform, done, total, pct, e->rate_bps / (1 << 20), e->enters,
 			e->bpf_ops, e->errors);
+		if (e->bpf_ops || e->bpf_bytes || e->user_copied)
+			fprintf(out, "  shuffled in the kernel by IORING_OP_BPF: %" PRIu64 " bytes; "
+				"in userspace: %" PRIu64 " bytes\n", e->bpf_bytes, e->user_copied);
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iou-offloadd's IORING_OP_BPF programs: one uring_bpf_ops per transform,
+ * registered on the daemon's ring under the ids of iou_ops.h.
+ *
+ * prep_fn keeps the SQE's parameters in the pdu (the only part of
+ * uring_bpf_data a program may write); issue_fn reads each descriptor pair
+ * from the daemon's registered (pinned, so always resident) metadata area
+ * and hands it to uring_bpf_memcpy(). The request completes with the bytes
+ * copied, or -EIO if that is not what the daemon asked for, or the first
+ * -errno: a negative result fails the request and so cancels the writes
+ * linked after it. Nothing here sleeps: issue_fn runs non-sleepable.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "iou_ops.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EIO	5
+#define EFAULT	14
+#define EINVAL	22
+
+/* pahole 1.24 emits no kfunc decl tags: declare them ourselves */
+extern void uring_bpf_set_result(struct uring_bpf_data *data, int res) __ksym;
+extern ssize_t uring_bpf_memcpy(const struct uring_bpf_data *data,
+				struct io_bpf_buf_desc *dst,
+				struct io_bpf_buf_desc *src) __ksym;
+
+/* what the programs did, by op id: the daemon reads these for its counters */
+__u64 nr_completed[IOU_OP_ID_MAX + 1];
+__u64 nr_failed[IOU_OP_ID_MAX + 1];
+__u64 bytes_copied[IOU_OP_ID_MAX + 1];
+
+static __always_inline int iou_prep(struct uring_bpf_data *data,
+				    const struct io_uring_sqe *sqe, __u32 id)
+{
+	struct iou_ops_pdu *pdu = (void *)data->pdu;
+	__u32 nr = sqe->len;
+	__u64 expect = sqe->off;
+
+	if (nr == 0 || nr > IOU_OPS_MAX_PAIRS || expect > 0x7fffffff)
+		return -EINVAL;
+	pdu->descs = sqe->addr;
+	pdu->expect = expect;
+	pdu->nr_pairs = nr;
+	pdu->op_id = id;
+	return 0;
+}
+
+static __always_inline int iou_issue(struct uring_bpf_data *data, __u32 id)
+{
+	struct iou_ops_pdu *pdu = (void *)data->pdu;
+	struct io_bpf_buf_desc pair[2];
+	__u64 descs = pdu->descs, expect = pdu->expect, total = 0;
+	__u32 nr = pdu->nr_pairs, i;
+	int res;
+
+	for (i = 0; i < IOU_OPS_MAX_PAIRS; i++) {
+		ssize_t n;
+
+		if (i >= nr)
+			break;
+		if (bpf_probe_read_user(pair, sizeof(pair),
+					(void *)(descs + (__u64)i * sizeof(pair)))) {
+			res = -EFAULT;
+			goto out;
+		}
+		/* pair[0] is the destination, pair[1] the source */
+		n = uring_bpf_memcpy(data, &pair[0], &pair[1]);
+		if (n < 0) {
+			res = n;
+			goto out;
+		}
+		total += n;
+	}
+	/* a short copy is a failure: the writes after us must not run */
+	res = total == expect ? (int)total : -EIO;
+out:
+	if (id <= IOU_OP_ID_MAX) {
+		if (res < 0) {
+			__sync_fetch_and_add(&nr_failed[id], 1);
+		} else {
+			__sync_fetch_and_add(&nr_completed[id], 1);
+			__sync_fetch_and_add(&bytes_copied[id], total);
+		}
+	}
+	uring_bpf_set_result(data, res);
+	return 0;
+}
+
+#define IOU_OP(name, ID)							\
+SEC("struct_ops/" #name "_prep")						\
+int BPF_PROG(name##_prep, struct uring_bpf_data *data,				\
+	     const struct io_uring_sqe *sqe)					\
+{										\
+	return iou_prep(data, sqe, ID);						\
+}										\
+										\
+SEC("struct_ops/" #name "_issue")						\
+int BPF_PROG(name##_issue, struct uring_bpf_data *data)				\
+{										\
+	return iou_issue(data, ID);						\
+}										\
+										\
+SEC(".struct_ops.link")								\
+struct uring_bpf_ops iou_##name = {						\
+	.id		= ID,							\
+	.prep_fn	= (void *)name##_prep,					\
+	.issue_fn	= (void *)name##_issue,					\
+}
+
+IOU_OP(copy, IOU_OP_ID_COPY);
+IOU_OP(mirror, IOU_OP_ID_MIRROR);
+IOU_OP(stripe, IOU_OP_ID_STRIPE);
+IOU_OP(gather, IOU_OP_ID_GATHER);

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loads bpf-ops/iou_ops.bpf.c (through its libbpf skeleton) for one ring:
+ * every uring_bpf_ops map gets the ring's fd before load, and each is
+ * attached with a BPF link. Detaching the links unregisters the ops from
+ * the ring, and the kernel drops them by itself if the daemon dies, since
+ * the links are tied to our file descriptors.
+ *
+ * Built only with BPF=1 (libbpf 1.5 from the patched 6.12 tree, linked
+ * statically: skeleton access to struct_ops fields before load needs
+ * libbpf >= 1.4, and Debian's libbpf1 is 1.1).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf_loader.h"
+#include "log.h"
+
+#include "iou_ops.skel.h"
+
+#define NR_OPS 4
+
+struct bpf_ops_handle {
+	struct iou_ops_bpf *skel;
+	struct bpf_link *links[NR_OPS];
+};
+
+bool bpf_loader_available(void)
+{
+	return true;
+}
+
+/* libbpf's messages (the verifier log among them) go to our log */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (level == LIBBPF_WARN)
+		log_warning("libbpf: %s", buf);
+	else
+		log_debug("libbpf: %s", buf);
+	return 0;
+}
+
+int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len)
+{
+	struct bpf_ops_handle *h;
+	struct bpf_map *maps[NR_OPS];
+	int ret;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_log);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->skel = iou_ops_bpf__open();
+	if (!h->skel) {
+		ret = -errno;
+		snprintf(err, err_len, "opening the BPF object failed: %s", strerror(-ret));
+		goto fail;
+	}
+	/* the ring they serve, set in the struct_ops maps before load */
+	h->skel->struct_ops.iou_copy->ring_fd = ring_fd;
+	h->skel->struct_ops.iou_mirror->ring_fd = ring_fd;
+	h->skel->struct_ops.iou_stripe->ring_fd = ring_fd;
+	h->skel->struct_ops.iou_gather->ring_fd = ring_fd;
+
+	ret = iou_ops_bpf__load(h->skel);
+	if (ret) {
+		snprintf(err, err_len, "loading the uring_bpf_ops programs failed: %s "
+			 "(verifier log at log_level = debug)", strerror(-ret));
+		goto fail;
+	}
+	maps[0] = h->skel->maps.iou_copy;
+	maps[1] = h->skel->maps.iou_mirror;
+	maps[2] = h->skel->maps.iou_stripe;
+	maps[3] = h->skel->maps.iou_gather;
+	for (int i = 0; i < NR_OPS; i++) {
+		h->links[i] = bpf_map__attach_struct_ops(maps[i]);
+		if (!h->links[i]) {
+			ret = -errno;
+			snprintf(err, err_len, "attaching %s to the ring failed: %s",
+				 bpf_map__name(maps[i]), strerror(-ret));
+			goto fail;
+		}
+	}
+	log_info("uring_bpf_ops attached to ring fd %d: copy, mirror, stripe, gather", ring_fd);
+	*out = h;
+	return 0;
+
+fail:
+	bpf_ops_detach(h);
+	return ret ? ret : -EINVAL;
+}
+
+void bpf_ops_detach(struct bpf_ops_handle *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < NR_OPS; i++)
+		bpf_link__destroy(h->links[i]);
+	iou_ops_bpf__destroy(h->skel);
+	free(h);
+}
+
+int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *completed,
+		     uint64_t *failed, uint64_t *bytes)
+{
+	if (!h || !h->skel->bss || op_id >= sizeof(h->skel->bss->nr_completed) / sizeof(uint64_t))
+		return -EINVAL;
+	*completed = h->skel->bss->nr_completed[op_id];
+	*failed = h->skel->bss->nr_failed[op_id];
+	*bytes = h->skel->bss->bytes_copied[op_id];
+	return 0;
+}
