@@ -78,6 +78,11 @@ static const struct key_def keys[] = {
 	{ "length",		 K_LENGTH,		IN_PIPELINE },
 };
 
+const char *config_key_name(unsigned int i)
+{
+	return i < sizeof(keys) / sizeof(keys[0]) ? keys[i].name : NULL;
+}
+
 /* value ranges, shared by the parser and its messages */
 #define QD_MIN		1
 #define QD_MAX		1024

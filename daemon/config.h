@@ -112,6 +112,9 @@ const char *transform_to_string(enum transform t);
 const char *gather_layout_to_string(enum gather_layout g);
 const char *engine_kind_to_string(enum engine_kind e);
 
+/* the @i-th key the parser knows, NULL past the last: for documentation checks */
+const char *config_key_name(unsigned int i);
+
 /* "64K" -> 65536; 0 or -EINVAL (also on overflow) */
 int config_parse_size(const char *s, uint64_t *out);
 

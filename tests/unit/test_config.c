@@ -681,6 +681,51 @@ static void fingerprint_follows_layout_not_tuning(void **state)
 	done(&c);
 }
 
+static void every_key_is_documented_in_the_man_page(void **state)
+{
+	size_t len;
+	char *man = tu_read_file(SRCDIR "/../../daemon/iou-offloadd.8", &len), needle[64];
+	const char *k;
+
+	(void)state;
+	assert_non_null(man);
+	man[len] = '\0';
+	for (unsigned int i = 0; (k = config_key_name(i)); i++) {
+		snprintf(needle, sizeof(needle), "\n.BI %s \"", k);
+		if (!strstr(man, needle))
+			print_message("iou-offloadd.8 does not document key '%s'\n", k);
+		assert_non_null(strstr(man, needle));
+	}
+	free(man);
+}
+
+static void shipped_configs_are_valid(void **state)
+{
+	static const char *const files[] = {
+		"config/iou-offloadd.conf", "config/examples/copy.conf",
+		"config/examples/mirror.conf", "config/examples/stripe-raid0.conf",
+		"config/examples/gather-destripe.conf", "config/examples/gather-concat.conf",
+		"config/examples/offsets.conf",
+	};
+	char path[4096];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct daemon_config cfg;
+		struct config_errors errs = { 0 };
+
+		snprintf(path, sizeof(path), SRCDIR "/../../%s", files[i]);
+		int ret = config_load(path, &cfg, &errs);
+
+		for (int e = 0; e < errs.nr; e++)
+			print_message("%s\n", errs.msgs[e]);
+		assert_int_equal(ret, 0);
+		assert_true(cfg.nr_pipelines >= 1);
+		config_errors_free(&errs);
+		config_free(&cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -727,6 +772,8 @@ int main(void)
 		cmocka_unit_test(every_error_of_a_file_is_reported),
 		cmocka_unit_test(unreadable_file_names_the_path),
 		cmocka_unit_test(fingerprint_follows_layout_not_tuning),
+		cmocka_unit_test(every_key_is_documented_in_the_man_page),
+		cmocka_unit_test(shipped_configs_are_valid),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
