@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kfunc_bench: MiB/s of uring_bpf_memcpy() against userspace memcpy() of
+ * the same sizes, in one process, one after the other.
+ *
+ * Paths: FIXED -> FIXED and FIXED -> REG_VEC (the destination split into
+ * --vecs entries with a page gap between them, inside one registered
+ * buffer). Sizes 4 KiB, 64 KiB, 1 MiB. Methods:
+ *   kfunc      one copy per IORING_OP_BPF request, --qd requests per
+ *              io_uring_enter(): what a pipeline pays per block
+ *   kfunc-x16  16 copies per request (a loop in issue_fn): the kfunc's own
+ *              cost, with the request overhead amortised
+ *   memcpy     userspace memcpy() of the same bytes (one call per vector
+ *              entry for REG_VEC), between the same two buffers
+ *   rep-movsb  the same copies with `rep movsb`, which glibc picks between
+ *              its rep_movsb_threshold and rep_movsb_stop_threshold (and the
+ *              kernel's memcpy only with FSRM): emulators run it and vector
+ *              or GPR loops at very different speeds, so this column tells
+ *              the kfunc's cost apart from glibc's choice of loop
+ *
+ * Every measurement is calibrated to last at least --min-time seconds,
+ * then timed --runs times: median, min and max are reported. After each
+ * measurement the destination is checked byte for byte (data equals the
+ * source, everything around it untouched); that, not the speed, decides
+ * its TAP result. Output: TAP on stdout with the table as comments, and
+ * table.md + kfunc.json in --out DIR when given.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <cpuid.h>
+/* the patched uapi header first: liburing's copy has the same include guard */
+#include <linux/io_uring.h>
+#include <liburing.h>
+#include <bpf/libbpf.h>
+#include "kfunc_bench.h"
+#include "kfunc_bench.skel.h"
+
+#define PAGE		4096UL
+#define POISON		0xee
+#define MAX_SIZE	(1UL << 20)
+#define MAX_VECS	64
+#define MAX_RUNS	31
+#define OP_ID		0
+
+enum path { PATH_FIXED, PATH_REG_VEC, NR_PATHS };
+enum method { M_KFUNC, M_KFUNC_X16, M_MEMCPY, M_MOVSB, NR_METHODS };
+
+static const char *const path_name[] = { "FIXED->FIXED", "FIXED->REG_VEC" };
+static const char *const method_name[] = { "kfunc", "kfunc-x16", "memcpy", "rep-movsb" };
+static const unsigned int method_reps[] = { 1, 16, 1, 1 };
+static const size_t sizes[] = { 4096, 65536, MAX_SIZE };
+#define NR_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+struct opts {
+	double min_time;
+	unsigned int runs, qd, vecs;
+	const char *out;
+};
+
+struct result {
+	double median, min, max;	/* MiB/s */
+	double ns_per_copy;		/* median, one copy of size bytes */
+	unsigned long iters;		/* units per timed run */
+	int verified;
+	char err[128];
+};
+
+struct bench {
+	struct opts o;
+	struct io_uring ring;
+	struct kfunc_bench *skel;
+	struct bpf_link *link;
+	unsigned char *src, *dst;
+	size_t dst_span;
+	struct iovec iov[MAX_VECS];
+	struct io_bpf_buf_desc desc[2];	/* source, destination */
+	struct result res[NR_PATHS][NR_SIZES][NR_METHODS];
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static unsigned char pattern(size_t i)
+{
+	return (unsigned char)(i * 131 + 7 + (i >> 8));
+}
+
+/* CPUID leaf 0x40000000: "TCGTCGTCGTCG" under QEMU TCG, "KVMKVMKVM" under KVM */
+static const char *accelerator(void)
+{
+	static char sig[13];
+	unsigned int a, b, c, d;
+
+	__cpuid(1, a, b, c, d);
+	if (!(c & (1U << 31)))
+		return "none (bare metal)";
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(sig, &b, 4);
+	memcpy(sig + 4, &c, 4);
+	memcpy(sig + 8, &d, 4);
+	if (!strcmp(sig, "TCGTCGTCGTCG"))
+		return "tcg";
+	if (!strncmp(sig, "KVMKVMKVM", 9))
+		return "kvm";
+	return sig[0] ? sig : "unknown hypervisor";
+}
+
+/* the CPU features that pick glibc's and the kernel's memcpy loops */
+static void print_cpu_features(void)
+{
+	unsigned int a, b, c, d;
+
+	__cpuid_count(7, 0, a, b, c, d);
+	printf("# cpu: erms %u, fsrm %u, avx2 %u, avx512f %u (the kernel's memcpy is "
+	       "rep movsb with fsrm, else an unrolled 64-bit GPR loop)\n",
+	       (b >> 9) & 1, (d >> 4) & 1, (b >> 5) & 1, (b >> 16) & 1);
+}
+
+/* Destination layout of a path at a size: iovecs (REG_VEC) and the descriptors. */
+static unsigned int layout(struct bench *b, enum path p, size_t size)
+{
+	unsigned int i, n = p == PATH_REG_VEC ? b->o.vecs : 1;
+	size_t piece = size / n, off = 0;
+
+	for (i = 0; i < n; i++) {
+		b->iov[i].iov_base = b->dst + off;
+		b->iov[i].iov_len = i == n - 1 ? size - piece * (n - 1) : piece;
+		off += b->iov[i].iov_len + PAGE;	/* a page gap between entries */
+	}
+	memset(b->desc, 0, sizeof(b->desc));
+	b->desc[0].type = IO_BPF_BUF_FIXED;
+	b->desc[0].buf_index = 0;
+	b->desc[0].addr = (uintptr_t)b->src;
+	b->desc[0].len = size;
+	b->desc[1].buf_index = 1;
+	if (p == PATH_REG_VEC) {
+		b->desc[1].type = IO_BPF_BUF_REG_VEC;
+		b->desc[1].addr = (uintptr_t)b->iov;
+		b->desc[1].len = n;
+	} else {
+		b->desc[1].type = IO_BPF_BUF_FIXED;
+		b->desc[1].addr = (uintptr_t)b->dst;
+		b->desc[1].len = size;
+	}
+	return n;
+}
+
+/* Data equals the source in order; every byte outside the entries is poison. */
+static int verify(struct bench *b, unsigned int n, char *err, size_t errlen)
+{
+	size_t data = 0, pos = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char *base = b->iov[i].iov_base;
+		size_t gap = base - b->dst, k;
+
+		for (; pos < gap; pos++)
+			if (b->dst[pos] != POISON) {
+				snprintf(err, errlen, "byte %zu before entry %u changed", pos, i);
+				return -1;
+			}
+		for (k = 0; k < b->iov[i].iov_len; k++, data++)
+			if (base[k] != b->src[data]) {
+				snprintf(err, errlen, "data byte %zu (entry %u) wrong", data, i);
+				return -1;
+			}
+		pos = gap + b->iov[i].iov_len;
+	}
+	for (; pos < b->dst_span; pos++)
+		if (b->dst[pos] != POISON) {
+			snprintf(err, errlen, "byte %zu after the data changed", pos);
+			return -1;
+		}
+	return 0;
+}
+
+/* n requests of reps copies each, qd per io_uring_enter(); 0 or -errno */
+static int run_kfunc(struct bench *b, unsigned long n, unsigned int reps, size_t size,
+		     char *err, size_t errlen)
+{
+	int want = (int)(size * reps);
+
+	while (n) {
+		unsigned int batch = n < b->o.qd ? n : b->o.qd, i, seen = 0, head;
+		struct io_uring_cqe *cqe;
+		int ret;
+
+		for (i = 0; i < batch; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
+
+			memset(sqe, 0, sizeof(*sqe));
+			sqe->opcode = IORING_OP_BPF;
+			sqe->fd = -1;
+			sqe->bpf_op_flags = OP_ID << IORING_BPF_OP_SHIFT;
+			sqe->addr = (uintptr_t)b->desc;
+			sqe->len = reps;
+			sqe->user_data = i;
+		}
+		ret = io_uring_submit_and_wait(&b->ring, batch);
+		if (ret != (int)batch) {
+			snprintf(err, errlen, "submit_and_wait: %d, want %u", ret, batch);
+			return ret < 0 ? ret : -EIO;
+		}
+		while (seen < batch) {
+			unsigned int got = 0;
+
+			io_uring_for_each_cqe(&b->ring, head, cqe) {
+				if (cqe->res != want) {
+					snprintf(err, errlen, "cqe res %d, want %d", cqe->res, want);
+					io_uring_cq_advance(&b->ring, got + 1);
+					return cqe->res < 0 ? cqe->res : -EIO;
+				}
+				got++;
+			}
+			io_uring_cq_advance(&b->ring, got);
+			seen += got;
+			if (seen < batch) {
+				ret = io_uring_wait_cqe(&b->ring, &cqe);
+				if (ret) {
+					snprintf(err, errlen, "wait_cqe: %d", ret);
+					return ret;
+				}
+			}
+		}
+		n -= batch;
+	}
+	return 0;
+}
+
+static void copy_movsb(void *dst, const void *src, size_t len)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
+}
+
+/* n copies of size bytes in userspace, one call per destination entry */
+static void run_memcpy(struct bench *b, unsigned long n, unsigned int nvec, bool movsb)
+{
+	unsigned int i;
+
+	while (n--) {
+		const unsigned char *s = b->src;
+
+		for (i = 0; i < nvec; i++) {
+			if (movsb)
+				copy_movsb(b->iov[i].iov_base, s, b->iov[i].iov_len);
+			else
+				memcpy(b->iov[i].iov_base, s, b->iov[i].iov_len);
+			s += b->iov[i].iov_len;
+		}
+		/* the copies must happen: the compiler sees the buffers used */
+		__asm__ volatile("" : : "r"(b->dst), "r"(b->src) : "memory");
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* one timed run of n units; seconds, or < 0 on error */
+static double timed(struct bench *b, enum method m, unsigned long n, size_t size,
+		    unsigned int nvec, char *err, size_t errlen)
+{
+	double t0 = now();
+
+	if (m == M_MEMCPY || m == M_MOVSB)
+		run_memcpy(b, n, nvec, m == M_MOVSB);
+	else if (run_kfunc(b, n, method_reps[m], size, err, errlen))
+		return -1;
+	return now() - t0;
+}
+
+static void measure(struct bench *b, enum path p, unsigned int z, enum method m)
+{
+	struct result *r = &b->res[p][z][m];
+	size_t size = sizes[z];
+	unsigned int nvec = layout(b, p, size), i;
+	size_t unit = size * method_reps[m];	/* bytes per unit of work */
+	double t, mibs[MAX_RUNS];
+	unsigned long n = 1;
+
+	memset(r, 0, sizeof(*r));
+	memset(b->dst, POISON, b->dst_span);
+	/* calibrate (and warm up): grow n until a run lasts min_time */
+	for (;;) {
+		t = timed(b, m, n, size, nvec, r->err, sizeof(r->err));
+		if (t < 0)
+			return;
+		if (t >= b->o.min_time || n > (1UL << 40))
+			break;
+		if (t < b->o.min_time / 64)
+			n *= 16;
+		else
+			n = (unsigned long)(n * (b->o.min_time * 1.1 / t)) + 1;
+	}
+	for (i = 0; i < b->o.runs; i++) {
+		t = timed(b, m, n, size, nvec, r->err, sizeof(r->err));
+		if (t < 0)
+			return;
+		mibs[i] = (double)unit * n / t / (1 << 20);
+	}
+	qsort(mibs, b->o.runs, sizeof(mibs[0]), cmp_double);
+	r->min = mibs[0];
+	r->max = mibs[b->o.runs - 1];
+	r->median = b->o.runs % 2 ? mibs[b->o.runs / 2] :
+		    (mibs[b->o.runs / 2 - 1] + mibs[b->o.runs / 2]) / 2;
+	r->ns_per_copy = size / (r->median * (1 << 20)) * 1e9;
+	r->iters = n;
+	if (verify(b, nvec, r->err, sizeof(r->err)) == 0)
+		r->verified = 1;
+}
+
+static int bench_setup(struct bench *b)
+{
+	struct io_uring_params params;
+	struct iovec reg[2];
+	size_t i;
+	int ret;
+
+	b->src = mmap(NULL, MAX_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	b->dst_span = MAX_SIZE + MAX_VECS * PAGE;
+	b->dst = mmap(NULL, b->dst_span, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (b->src == MAP_FAILED || b->dst == MAP_FAILED) {
+		printf("# mmap: %s\n", strerror(errno));
+		return -ENOMEM;
+	}
+	for (i = 0; i < MAX_SIZE; i++)
+		b->src[i] = pattern(i);
+
+	memset(&params, 0, sizeof(params));
+	params.flags = IORING_SETUP_BPF_OP;
+	ret = io_uring_queue_init_params(b->o.qd, &b->ring, &params);
+	if (ret) {
+		printf("# io_uring setup with IORING_SETUP_BPF_OP: %s\n", strerror(-ret));
+		return ret;
+	}
+	reg[0] = (struct iovec){ b->src, MAX_SIZE };
+	reg[1] = (struct iovec){ b->dst, b->dst_span };
+	ret = io_uring_register_buffers(&b->ring, reg, 2);
+	if (ret) {
+		printf("# register buffers: %s\n", strerror(-ret));
+		return ret;
+	}
+	b->skel = kfunc_bench__open();
+	if (!b->skel) {
+		printf("# skeleton open: %s\n", strerror(errno));
+		return -errno;
+	}
+	b->skel->struct_ops.kb_ops->ring_fd = b->ring.ring_fd;
+	b->skel->struct_ops.kb_ops->id = OP_ID;
+	ret = kfunc_bench__load(b->skel);
+	if (ret) {
+		printf("# load: %s\n", strerror(-ret));
+		return ret;
+	}
+	b->link = bpf_map__attach_struct_ops(b->skel->maps.kb_ops);
+	if (!b->link) {
+		printf("# attach struct_ops: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void bench_teardown(struct bench *b)
+{
+	bpf_link__destroy(b->link);
+	kfunc_bench__destroy(b->skel);
+	if (b->ring.ring_fd > 0)
+		io_uring_queue_exit(&b->ring);
+}
+
+static void size_name(size_t size, char *buf, size_t len)
+{
+	if (size >= (1 << 20))
+		snprintf(buf, len, "%zu MiB", size >> 20);
+	else
+		snprintf(buf, len, "%zu KiB", size >> 10);
+}
+
+static void print_table(struct bench *b, FILE *f, const char *prefix, const char *accel)
+{
+	unsigned int p, z;
+	char sz[32];
+
+	fprintf(f, "%skfunc micro-benchmark: uring_bpf_memcpy() vs userspace memcpy(), "
+		"accelerator %s; MiB/s median of %u runs [min, max]; REG_VEC: %u entries\n",
+		prefix, accel, b->o.runs, b->o.vecs);
+	fprintf(f, "%s\n", prefix);
+	fprintf(f, "%s| path | size | kfunc MiB/s | memcpy MiB/s | ratio | kfunc x16/req MiB/s | ratio x16 "
+		"| rep movsb MiB/s | kfunc / movsb | kfunc ns/copy |\n", prefix);
+	fprintf(f, "%s| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", prefix);
+	for (p = 0; p < NR_PATHS; p++) {
+		for (z = 0; z < NR_SIZES; z++) {
+			struct result *k = &b->res[p][z][M_KFUNC];
+			struct result *x = &b->res[p][z][M_KFUNC_X16];
+			struct result *m = &b->res[p][z][M_MEMCPY];
+			struct result *s = &b->res[p][z][M_MOVSB];
+
+			size_name(sizes[z], sz, sizeof(sz));
+			fprintf(f, "%s| %s | %s | %.0f [%.0f, %.0f] | %.0f [%.0f, %.0f] | %.2f | "
+				"%.0f [%.0f, %.0f] | %.2f | %.0f [%.0f, %.0f] | %.2f | %.0f |\n", prefix,
+				path_name[p], sz, k->median, k->min, k->max,
+				m->median, m->min, m->max, m->median ? k->median / m->median : 0,
+				x->median, x->min, x->max, m->median ? x->median / m->median : 0,
+				s->median, s->min, s->max, s->median ? k->median / s->median : 0,
+				k->ns_per_copy);
+		}
+	}
+}
+
+static void write_json(struct bench *b, FILE *f, const char *accel)
+{
+	struct utsname u;
+	unsigned int p, z, m;
+	const char *sep = "";
+
+	uname(&u);
+	fprintf(f, "{\n  \"benchmark\": \"kfunc\",\n  \"accelerator\": \"%s\",\n"
+		"  \"kernel\": \"%s\",\n  \"runs\": %u,\n  \"min_time_s\": %.3f,\n"
+		"  \"queue_depth\": %u,\n  \"reg_vec_entries\": %u,\n  \"results\": [",
+		accel, u.release, b->o.runs, b->o.min_time, b->o.qd, b->o.vecs);
+	for (p = 0; p < NR_PATHS; p++)
+		for (z = 0; z < NR_SIZES; z++)
+			for (m = 0; m < NR_METHODS; m++) {
+				struct result *r = &b->res[p][z][m];
+
+				fprintf(f, "%s\n    {\"path\": \"%s\", \"size\": %zu, \"method\": \"%s\", "
+					"\"copies_per_request\": %u, \"mib_s_median\": %.2f, "
+					"\"mib_s_min\": %.2f, \"mib_s_max\": %.2f, \"ns_per_copy\": %.1f, "
+					"\"units_per_run\": %lu, \"verified\": %s}",
+					sep, path_name[p], sizes[z], method_name[m],
+					m >= M_MEMCPY ? 0 : method_reps[m], r->median, r->min, r->max,
+					r->ns_per_copy, r->iters, r->verified ? "true" : "false");
+				sep = ",";
+			}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+static FILE *open_out(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fopen(path, "w");
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr, "usage: %s [--min-time S] [--runs N] [--qd N] [--vecs N] [--out DIR]\n", argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "min-time", required_argument, NULL, 't' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "qd", required_argument, NULL, 'q' },
+		{ "vecs", required_argument, NULL, 'v' },
+		{ "out", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct bench b = { .o = { 0.4, 5, 32, 16, NULL } };
+	unsigned int p, z, m, t = 1, failed = 0;
+	const char *accel = accelerator();
+	char sz[32];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "t:r:q:v:o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': b.o.min_time = atof(optarg); break;
+		case 'r': b.o.runs = atoi(optarg); break;
+		case 'q': b.o.qd = atoi(optarg); break;
+		case 'v': b.o.vecs = atoi(optarg); break;
+		case 'o': b.o.out = optarg; break;
+		default: usage(argv[0]);
+		}
+	}
+	if (b.o.runs < 1 || b.o.runs > MAX_RUNS || b.o.qd < 1 || b.o.qd > 4096 ||
+	    b.o.vecs < 1 || b.o.vecs > MAX_VECS || !(b.o.min_time > 0))
+		usage(argv[0]);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	printf("1..%zu\n", 1 + NR_PATHS * NR_SIZES * NR_METHODS);
+	printf("# accelerator: %s; timings are emulated under tcg: compare them as ratios\n", accel);
+	print_cpu_features();
+	if (bench_setup(&b)) {
+		printf("not ok %u - load the benchmark's uring_bpf_ops program on an IORING_SETUP_BPF_OP ring\n", t++);
+		for (p = 0; p < NR_PATHS; p++)
+			for (z = 0; z < NR_SIZES; z++)
+				for (m = 0; m < NR_METHODS; m++) {
+					size_name(sizes[z], sz, sizeof(sz));
+					printf("ok %u - %s %s %s # SKIP no BPF op loaded\n", t++,
+					       method_name[m], path_name[p], sz);
+				}
+		bench_teardown(&b);
+		return 1;
+	}
+	printf("ok %u - load the benchmark's uring_bpf_ops program on an IORING_SETUP_BPF_OP ring\n", t++);
+
+	/* methods alternate within each (path, size), so drift hits all alike */
+	for (p = 0; p < NR_PATHS; p++) {
+		for (z = 0; z < NR_SIZES; z++) {
+			for (m = 0; m < NR_METHODS; m++) {
+				struct result *r = &b.res[p][z][m];
+
+				measure(&b, p, z, m);
+				size_name(sizes[z], sz, sizeof(sz));
+				if (r->verified) {
+					printf("ok %u - %s %s %s: %.1f MiB/s [%.1f, %.1f], %lu units x %u runs, "
+					       "destination verified\n", t++, method_name[m], path_name[p], sz,
+					       r->median, r->min, r->max, r->iters, b.o.runs);
+				} else {
+					printf("not ok %u - %s %s %s: ran and the destination verified (%s)\n",
+					       t++, method_name[m], path_name[p], sz, r->err);
+					failed++;
+				}
+			}
+		}
+	}
+	print_table(&b, stdout, "# ", accel);
+	if (b.o.out) {
+		FILE *f = open_out(b.o.out, "table.md");
+
+		if (f) {
+			print_table(&b, f, "", accel);
+			fclose(f);
+		}
+		f = open_out(b.o.out, "kfunc.json");
+		if (f) {
+			write_json(&b, f, accel);
+			fclose(f);
+		}
+		if (!f)
+			printf("# writing into %s: %s\n", b.o.out, strerror(errno));
+	}
+	bench_teardown(&b);
+	return failed ? 1 : 0;
+}
