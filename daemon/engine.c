@@ -76,6 +76,12 @@ void engine_probe_kernel(struct engine_probe *probe)
 
 	memset(probe, 0, sizeof(*probe));
 	probe->probed = true;
+	/* for tests of the fallback on a kernel that has the op */
+	if (getenv("IOU_OFFLOADD_NO_BPF")) {
+		snprintf(probe->why, sizeof(probe->why),
+			 "disabled by $IOU_OFFLOADD_NO_BPF");
+		return;
+	}
 	if (!bpf_loader_available()) {
 		snprintf(probe->why, sizeof(probe->why),
 			 "this build has no BPF ops (built without the patched kernel's vmlinux.h)");
