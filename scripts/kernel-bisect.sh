@@ -1,45 +1,44 @@
 #!/usr/bin/env bash
 # make kernel-bisect: every prefix 1..k of kernel-patches/series must build.
-# Applies each prefix (scratch index, then checkout: only changed files are
-# touched) and builds io_uring/ in its own object dir with the guest config;
-# patches that touch the uapi header or init/Kconfig get a full vmlinux
-# build (Kconfig and header fallout shows up outside io_uring/). Restores
-# the full series at the end.
+# Works in its own worktree ($BUILD_ROOT/linux-bisect) and object dir, so
+# the main tree and its objects are left alone and builds may overlap.
+# Each prefix is applied through a scratch index and checked out (only
+# changed files are touched); io_uring/ is built, and the whole vmlinux
+# when the patch touches headers or Kconfig, where fallout lands elsewhere.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 [ -f "$KOBJ/.config" ] || die "run make kernel first (needs $KOBJ/.config)"
-exec 9>"$BUILD_ROOT/kernel-$KCONFIG.lock"
-flock 9
-
-git_k() { git -C "$KSRC" -c user.name=iou-offload -c user.email=build@iou-offload "$@"; }
-[ -z "$(git_k status --porcelain --untracked-files=no)" ] || die "$KSRC has uncommitted changes"
-
+wt=$BUILD_ROOT/linux-bisect
 bobj=$BUILD_ROOT/obj-bisect
+git_k() { git -C "$KSRC" "$@"; }
+git_w() { git -C "$wt" -c user.name=iou-offload -c user.email=build@iou-offload "$@"; }
+
+[ -d "$wt" ] || git_k worktree add -q --detach "$wt" base
 mkdir -p "$bobj"
+bmake=(make -s -C "$wt" O="$bobj" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$(nproc)")
 mapfile -t patches < <(grep -v '^#' "$REPO/kernel-patches/series" | sed '/^$/d')
 idx=$BUILD_ROOT/bisect.index
-GIT_INDEX_FILE=$idx git_k read-tree base
+GIT_INDEX_FILE=$idx git_w read-tree base
 fail=0
 for k in "${!patches[@]}"; do
+	n=$((k + 1))
 	p=${patches[$k]}
-	GIT_INDEX_FILE=$idx git_k apply --cached "$REPO/kernel-patches/$p" || die "$p does not apply"
-	commit=$(git_k commit-tree "$(GIT_INDEX_FILE=$idx git_k write-tree)" -p base -m "bisect $((k + 1))")
-	git_k checkout -q -f -B bisect "$commit"
+	GIT_INDEX_FILE=$idx git_w apply --cached "$REPO/kernel-patches/$p" || die "$p does not apply"
+	commit=$(git_w commit-tree "$(GIT_INDEX_FILE=$idx git_w write-tree)" -p base -m "bisect $n")
+	git_w checkout -q -f --detach "$commit"
 	cp "$KOBJ/.config" "$bobj/.config"
-	make -s -C "$KSRC" O="$bobj" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= olddefconfig >/dev/null
+	"${bmake[@]}" olddefconfig >/dev/null
 	target=io_uring/
-	grep -qE '^\+\+\+ b/(include/uapi/|init/Kconfig|include/linux/)' "$REPO/kernel-patches/$p" && target=vmlinux
-	if make -s -C "$KSRC" O="$bobj" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= \
-		-j"$(nproc)" "$target" >"$bobj/build-$((k + 1)).log" 2>&1; then
-		echo "ok $((k + 1)) - $p builds ($target)"
+	grep -qE '^\+\+\+ b/(include/|init/Kconfig)' "$REPO/kernel-patches/$p" && target=vmlinux
+	if "${bmake[@]}" "$target" >"$bobj/build-$n.log" 2>&1; then
+		echo "ok $n - $p builds ($target)"
 	else
-		echo "not ok $((k + 1)) - $p does not build ($target): $bobj/build-$((k + 1)).log"
-		tail -n 20 "$bobj/build-$((k + 1)).log"
+		echo "not ok $n - $p does not build ($target): $bobj/build-$n.log"
+		tail -n 20 "$bobj/build-$n.log"
 		fail=$((fail + 1))
 	fi
 done
 rm -f "$idx"
-git_k checkout -q -f series 2>/dev/null || true
 echo "$((${#patches[@]} - fail)) passed, $fail failed"
-exit $fail
+[ "$fail" -eq 0 ]

@@ -54,8 +54,13 @@ if [ "$(cat "$KSRC/.iou-series" 2>/dev/null)" != "$series_hash" ]; then
 	done < "$REPO/kernel-patches/series"
 	tree=$(GIT_INDEX_FILE=$idx git_k write-tree)
 	rm -f "$idx"
-	commit=$(git_k commit-tree "$tree" -p base -m "kernel-patches/series $series_hash")
-	git_k checkout -q -f -B series "$commit"
+	# a developer's dev branch with exactly this content stays checked out
+	if [ "$(git_k rev-parse -q --verify 'dev^{tree}' 2>/dev/null)" = "$tree" ]; then
+		git_k checkout -q -f dev
+	else
+		commit=$(git_k commit-tree "$tree" -p base -m "kernel-patches/series $series_hash")
+		git_k checkout -q -f -B series "$commit"
+	fi
 	echo "$series_hash" > "$KSRC/.iou-series"
 fi
 
