@@ -7,7 +7,7 @@ GUEST_TESTS ?=
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test check test run demo bench clean-image
+.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test check test run demo bench bench-kfunc clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -48,8 +48,11 @@ run: image ## boot the guest and run the default pipeline with systemctl start i
 
 demo: run
 
-bench: image ## engines side by side in the guest
-	@tests/vm/run-vm.sh bench
+bench: image ## engines, dd, cp, fio, memcpy side by side in one guest boot, plus a host baseline: table, JSON, plot
+	@tests/bench/run-bench.sh all
+
+bench-kfunc: deps ## uring_bpf_memcpy() vs memcpy() micro-benchmark in the guest; prints the table
+	@tests/bench/run-bench.sh kfunc
 
 clean-image: ## drop the built guest image (the kernel and caches stay)
 	rm -rf $(BUILD_ROOT)/image $(BUILD_ROOT)/payload

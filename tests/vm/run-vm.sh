@@ -35,7 +35,7 @@ VM_SCRATCH_MB=${VM_SCRATCH_MB:-0}
 case "$mode" in
 test)  tests=${GUEST_TESTS:-}; TIMEOUT=${TIMEOUT:-900} ;;
 demo)  tests=demo; TIMEOUT=${TIMEOUT:-900} ;;
-bench) tests=bench; TIMEOUT=${TIMEOUT:-1800} ;;
+bench) tests=bench,bench-kfunc; TIMEOUT=${TIMEOUT:-1800} ;;
 *) die "usage: $0 test|demo|bench" ;;
 esac
 tests=$(echo "$tests" | tr ' ,' '\n\n' | sed '/^$/d' | paste -sd, -)

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Host side of `make bench` and `make bench-kfunc`.
+#
+#   run-bench.sh kfunc   build and pack the bench suites, boot the guest with
+#                        60-bench-kfunc only, print its table
+#   run-bench.sh all     the same with suite 50-bench first (one boot: memcpy,
+#                        dd, cp, fio, iou-offloadd engines over tmpfs, brd and a
+#                        virtio disk), then the host baseline on the host's own
+#                        kernel (tmpfs; no BPF), then one table, JSON and plot
+#
+# Results: $BUILD_ROOT/bench/<what>-<time>/ (bench/last-<what> points at it):
+# table.md, results.json (every raw figure), plot.png, plus guest/, host/,
+# kfunc/ as they came and vm.log (the run's TAP).
+#
+# Variables: BENCH_MB (guest data per run, 256), BENCH_RUNS (5), HOST_BENCH_MB
+# (1024), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
+# BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
+# handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
+# measurement), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
+# (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT, VM_SCRATCH_MB).
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+
+what=${1:-all}
+case "$what" in kfunc|all) ;; *) die "usage: $0 kfunc|all" ;; esac
+BENCH_MB=${BENCH_MB:-256}
+BENCH_RUNS=${BENCH_RUNS:-5}
+HOST_BENCH_MB=${HOST_BENCH_MB:-1024}
+[ -f "$KOBJ/arch/x86/boot/bzImage" ] || die "no guest kernel at $KOBJ/arch/x86/boot/bzImage (make kernel)"
+[ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
+
+"$REPO/scripts/deps.sh"
+make -s -C "$REPO/tests/bench" BUILD_ROOT="$BUILD_ROOT" DESTDIR="$BUILD_ROOT/payload" install
+"$REPO/tests/vm/build-image.sh"
+
+out=$BUILD_ROOT/bench/$what-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+ln -sfn "$(basename "$out")" "$BUILD_ROOT/bench/last-$what"
+
+# the guest's knobs travel on its kernel command line (iou.bench_x=a,b)
+append="${VM_APPEND:-}"
+[ -n "${KFUNC_MIN_TIME:-}" ] && append+=" iou.kfunc_min_time=$KFUNC_MIN_TIME"
+if [ "$what" = all ]; then
+	export VM_MEM=${VM_MEM:-4G}
+	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
+	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
+	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
+	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((${TIMEOUT:-1800} - 120))"
+	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS; do
+		v=$(eval echo "\${BENCH_$k:-}")
+		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
+	done
+	mode=bench
+else
+	export GUEST_TESTS=bench-kfunc
+	mode=test
+fi
+export VM_APPEND=${append# }
+
+log "bench $what: guest run (results in $out)"
+rc=0
+"$REPO/tests/vm/run-vm.sh" "$mode" 2>&1 | tee "$out/vm.log" || rc=$?
+run=$(grep -oE 'run dir [^ ]+' "$out/vm.log" | tail -1 | cut -d' ' -f3)
+accel=$(grep -oE '^# accelerator [a-z]+' "$out/vm.log" | tail -1 | cut -d' ' -f3)
+if [ -z "$run" ] || [ ! -d "$run/results/artifacts" ]; then
+	die "the guest brought no results back (see $out/vm.log)"
+fi
+for s in bench bench-kfunc; do
+	d=$run/results/artifacts/$s
+	[ -d "$d" ] || continue
+	case $s in bench) t=$out/guest ;; *) t=$out/kfunc ;; esac
+	mkdir -p "$t"
+	cp -a "$d/." "$t/"
+done
+
+if [ "$what" = kfunc ]; then
+	echo
+	if [ -s "$out/kfunc/table.md" ]; then
+		cat "$out/kfunc/table.md"
+	else
+		echo "no kfunc table came back (see $out/vm.log)"
+		rc=1
+	fi
+	echo
+	echo "results: $out (accelerator ${accel:-?})"
+	exit $rc
+fi
+
+if [ "${HOST_BASELINE:-1}" != 0 ]; then
+	log "bench: host baseline on the host's own kernel ($(uname -r)): tmpfs, $HOST_BENCH_MB MiB per run, no BPF"
+	BENCHTOOL=$BUILD_ROOT/bench-build/benchtool BENCH_OUT=$out/host BENCH_MB=$HOST_BENCH_MB \
+		BENCH_TRANSFORMS=${HOST_BENCH_TRANSFORMS:-copy} BENCH_ENGINES=uring \
+		bash "$REPO/tests/bench/bench.sh" host > "$out/host.tap" 2>&1 || rc=1
+	grep -E '^(not ok|ok) ' "$out/host.tap" | grep -v '^ok ' | sed 's/^/host: /' || true
+fi
+
+echo
+python3 "$REPO/tests/bench/report.py" merge --guest "$out/guest" --host "$out/host" \
+	--kfunc "$out/kfunc" --out "$out" || rc=1
+echo
+echo "results: $out (table.md, results.json, plot.png; guest accelerator ${accel:-?})"
+exit $rc
