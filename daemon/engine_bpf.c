@@ -253,10 +253,12 @@ static void bpf_detach(struct pipeline_run *pr)
 {
 	uint64_t done, failed, bytes;
 
-	/* the programs' own count: proof the kernel did the shuffle */
+	/* the programs' own count, next to ours from the CQEs: they must agree */
 	if (pr->engine_priv &&
 	    !bpf_ops_counters(pr->engine_priv, bpf_op_id_for(&pr->plan), &done, &failed, &bytes)) {
-		atomic_fetch_add(&pr->env->status->bpf_bytes, bytes);
+		if (bytes != pr->bpf_bytes)
+			log_warning("pipeline %s: the BPF program counted %" PRIu64 " bytes, the "
+				    "completions %" PRIu64, pr->cfg.name, bytes, pr->bpf_bytes);
 		log_info("pipeline %s: BPF op %u counted %" PRIu64 " completions, %" PRIu64
 			 " failures, %" PRIu64 " bytes copied in the kernel", pr->cfg.name,
 			 bpf_op_id_for(&pr->plan), done, failed, bytes);

@@ -670,6 +670,8 @@ static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 			}
 			op->complete = true;
 			atomic_fetch_add(&pr->env->status->bpf_ops, 1);
+			atomic_fetch_add(&pr->env->status->bpf_bytes, res);
+			pr->bpf_bytes += res;
 			break;
 		case CHAIN_OP_USER_COPY:
 			break;

@@ -38,7 +38,7 @@ struct pipeline_status {
 	_Atomic uint64_t bytes_resumed;	/* where this run started */
 	_Atomic uint64_t enters;
 	_Atomic uint64_t bpf_ops;	/* IORING_OP_BPF completions */
-	_Atomic uint64_t bpf_bytes;	/* bytes the BPF programs say they copied */
+	_Atomic uint64_t bpf_bytes;	/* bytes IORING_OP_BPF completions copied */
 	_Atomic uint64_t user_copied;	/* bytes memcpy'd in userspace */
 	_Atomic uint64_t errors;
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop turn */
@@ -141,6 +141,7 @@ struct pipeline_run {
 	uint64_t last_ckpt_ns;
 	bool resumed;
 	bool wake_armed;
+	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */
 	uint64_t wake_buf;
 	char msg[512];			/* the error message for status and log */
 };
