@@ -1,0 +1,425 @@
+#!/bin/bash
+# The measuring side of `make bench`: data movers side by side, in one run.
+#
+#   bench.sh guest   in the guest, as suite 50-bench (tests/bench/run): media
+#                    tmpfs, brd ram disks and a virtio disk; exact io_uring_enter
+#                    and system call counts from perf tracepoint counters
+#   bench.sh host    on the host's own kernel, unemulated: tmpfs only, no BPF
+#                    (nothing is loaded into the host kernel), the daemon only
+#                    with engine = uring; counts from one extra run under strace
+#
+# What runs, for each medium and block size, alternating (round r runs every
+# configuration once, for r = 1..runs):
+#   memcpy   the in-memory limit: userspace memcpy() of the same bytes; and
+#            memcpy-vec, glibc told not to use rep movsb (slow when emulated)
+#   dd       bs = the block size (O_DIRECT and conv=fsync on block devices)
+#   cp       coreutils cp (its own block size)
+#   fio      ioengine=io_uring, fixedbufs: a read job on the source and a write
+#            job on the destination, at queue depths 1, 8, 32
+#   engines  iou-offloadd --once with engine = uring, bpf, loop for copy, mirror
+#            (2 destinations) and stripe (4 destinations), if the binary is
+#            there and accepts the engine (else a skip says why)
+# Per configuration: one TAP test (it ran, and what it copied compares equal),
+# never a verdict on speed. Raw figures go to raw.jsonl (a JSON record per run),
+# the summary to table.md / summary.json (report.py), all in $IOU_ARTIFACTS
+# (guest) or $BENCH_OUT (host).
+#
+# Knobs (environment, or on the guest's kernel command line as iou.bench_X=v
+# with commas for lists): BENCH_MB (data per run, default 256), BENCH_RUNS (5),
+# BENCH_BS ("64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA ("tmpfs brd virtio"),
+# BENCH_TOOLS ("memcpy dd cp fio engines"), BENCH_ENGINES ("uring bpf loop"),
+# BENCH_TRANSFORMS ("copy mirror stripe"), BENCH_ENGINE_QD (BENCH_QD).
+set -u
+mode=${1:-guest}
+here=$(cd "$(dirname "$0")" && pwd)
+BT=${BENCHTOOL:-$here/benchtool}
+
+# ---- knobs ---------------------------------------------------------------
+if [ "$mode" = guest ]; then
+	read -r cmdline < /proc/cmdline
+	for arg in $cmdline; do
+		case "$arg" in
+		iou.bench_*=*)
+			k=${arg%%=*}; k=${k#iou.bench_}; v=${arg#*=}
+			k=BENCH_$(tr a-z A-Z <<<"$k")
+			printf -v "$k" '%s' "${v//,/ }"
+			export "${k?}" ;;
+		esac
+	done
+fi
+BENCH_MB=${BENCH_MB:-256}
+BENCH_RUNS=${BENCH_RUNS:-5}
+BENCH_BS=${BENCH_BS:-64K 1M}
+BENCH_QD=${BENCH_QD:-1 8 32}
+BENCH_ENGINE_QD=${BENCH_ENGINE_QD:-$BENCH_QD}
+BENCH_TOOLS=${BENCH_TOOLS:-memcpy dd cp fio engines}
+BENCH_ENGINES=${BENCH_ENGINES:-uring bpf loop}
+BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe}
+if [ "$mode" = guest ]; then
+	BENCH_MEDIA=${BENCH_MEDIA:-tmpfs brd virtio}
+	OUT=${IOU_ARTIFACTS:-/run/iou-bench-out}
+	WORK=/run/iou-bench
+	count_args=(--count)
+else
+	BENCH_MEDIA=tmpfs
+	OUT=${BENCH_OUT:?BENCH_OUT: where the host results go}
+	WORK=$(mktemp -d /dev/shm/iou-bench.XXXXXX)
+	count_args=()
+	# belt and braces: the daemon never probes or loads BPF on the host
+	export IOU_OFFLOADD_NO_BPF=1
+fi
+BYTES=$((BENCH_MB << 20))
+LEN=$BYTES	# bytes the next command moves: BYTES, or one block for a startup run
+MAX_DESTS=4
+mkdir -p "$OUT" "$WORK/logs" "$WORK/state" "$WORK/conf"
+RAW=$OUT/raw.jsonl
+: > "$RAW"
+
+accel=$("$BT" accel)
+system=$mode
+# the daemon: installed in the guest image, or built in the repo on the host
+daemon=$(command -v iou-offloadd 2>/dev/null || true)
+[ -z "$daemon" ] && [ -x "$here/../../daemon/iou-offloadd" ] && daemon=$(cd "$here/../../daemon" && pwd)/iou-offloadd
+
+cleanup() {
+	[ "$mode" = host ] && rm -rf "$WORK"
+	[ "$mode" = guest ] && mountpoint -q "$WORK/tmpfs" && umount "$WORK/tmpfs"
+}
+trap cleanup EXIT
+
+size_bytes() {
+	local v=${1%B}; v=${v%i}
+	case "$v" in
+	*K) echo $((${v%K} << 10)) ;;
+	*M) echo $((${v%M} << 20)) ;;
+	*G) echo $((${v%G} << 30)) ;;
+	*) echo "$v" ;;
+	esac
+}
+size_name() {
+	local b=$1
+	if [ "$b" -ge $((1 << 20)) ] && [ $((b % (1 << 20))) -eq 0 ]; then echo "$((b >> 20))M"
+	elif [ "$b" -ge 1024 ] && [ $((b % 1024)) -eq 0 ]; then echo "$((b >> 10))K"
+	else echo "$b"; fi
+}
+
+# ---- media ---------------------------------------------------------------
+# medium_<name> sets SRC, DSTS (array of MAX_DESTS) and DIRECT, or returns 1
+# with $why set. The source is filled with a pattern once.
+declare -A MSRC MDIRECT MDSTS MWHY
+setup_tmpfs() {
+	local dir=$WORK/tmpfs i
+	if [ "$mode" = guest ]; then
+		mkdir -p "$dir"
+		mount -t tmpfs -o size=$(((MAX_DESTS + 2) * BENCH_MB + 16))m iou-bench "$dir" ||
+			{ why="mount tmpfs failed"; return 1; }
+	else
+		mkdir -p "$dir"
+		[ "$(stat -f -c %T "$dir")" = tmpfs ] || { why="$dir is not on tmpfs"; return 1; }
+	fi
+	"$BT" fill "$dir/src" "$BYTES" || { why="filling $dir/src failed"; return 1; }
+	MSRC[tmpfs]=$dir/src
+	MDIRECT[tmpfs]=0
+	MDSTS[tmpfs]=""
+	for i in $(seq 1 $MAX_DESTS); do MDSTS[tmpfs]+=" $dir/dst$i"; done
+}
+blockdev_bytes() { blockdev --getsize64 "$1" 2>/dev/null || echo 0; }
+setup_brd() {
+	local i n
+	for i in $(seq 0 $MAX_DESTS); do
+		n=$(blockdev_bytes /dev/ram$i)
+		[ "$n" -ge "$BYTES" ] || { why="/dev/ram$i has $n bytes, needs $BYTES (boot with brd.rd_nr=$((MAX_DESTS + 1)) brd.rd_size=$((BYTES >> 10)))"; return 1; }
+	done
+	"$BT" fill /dev/ram0 "$BYTES" || { why="filling /dev/ram0 failed"; return 1; }
+	MSRC[brd]=/dev/ram0
+	MDIRECT[brd]=1
+	MDSTS[brd]=""
+	for i in $(seq 1 $MAX_DESTS); do MDSTS[brd]+=" /dev/ram$i"; done
+}
+setup_virtio() {
+	local b serial="" dev="" i
+	for b in /sys/block/vd*; do
+		serial=$(cat "$b/serial" 2>/dev/null)	# no newline at its end: not `read`
+		[ "$serial" = iou-scratch ] && dev=/dev/${b##*/}
+	done
+	[ -n "$dev" ] || { why="no virtio scratch disk (serial iou-scratch; VM_SCRATCH_MB)"; return 1; }
+	"$BT" gpt "$dev" $((MAX_DESTS + 1)) "$BYTES" || { why="partitioning $dev failed"; return 1; }
+	for i in $(seq 1 $((MAX_DESTS + 1))); do
+		for _ in $(seq 50); do [ -b "$dev$i" ] && break; sleep 0.1; done
+		[ -b "$dev$i" ] || { why="no $dev$i after partitioning"; return 1; }
+	done
+	"$BT" fill "${dev}1" "$BYTES" || { why="filling ${dev}1 failed"; return 1; }
+	MSRC[virtio]=${dev}1
+	MDIRECT[virtio]=1
+	MDSTS[virtio]=""
+	for i in $(seq 2 $((MAX_DESTS + 1))); do MDSTS[virtio]+=" $dev$i"; done
+}
+
+# ---- configurations ----------------------------------------------------------
+# A configuration: tool|engine|transform|medium|bs|qd (engine and qd "-" where
+# they do not apply, bs 0 for cp)
+configs=()
+declare -A SKIP
+has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
+ndests() { case "$1" in mirror) echo 2 ;; stripe) echo 4 ;; *) echo 1 ;; esac; }
+
+# engine_config FILE ENGINE TRANSFORM MEDIUM BS QD: an iou-offloadd
+# configuration running one pipeline once
+engine_config() {
+	local f=$1 engine=$2 tf=$3 medium=$4 bs=$5 qd=$6 d n
+	local -a dsts=(${MDSTS[$medium]})
+	n=$(ndests "$tf")
+	{
+		echo "[daemon]"
+		echo "state_dir = $WORK/state"
+		echo "runtime_dir = $WORK/state"
+		echo "log_level = notice"
+		echo "exit_when_done = yes"
+		echo "engine = $engine"
+		echo "queue_depth = $qd"
+		echo "block_size = $bs"
+		echo "direct = $([ "${MDIRECT[$medium]}" = 1 ] && echo yes || echo no)"
+		# one checkpoint at the end: the baselines do not flush either
+		echo "checkpoint_interval = $((BYTES >> 20))M"
+		[ "$tf" = stripe ] && echo "stripe_unit = $((bs / n))"
+		echo
+		echo "[pipeline bench]"
+		echo "transform = $tf"
+		echo "source = ${MSRC[$medium]}"
+		echo "length = $LEN"
+		for d in "${dsts[@]:0:$n}"; do echo "destination = $d"; done
+	} > "$f"
+}
+
+# engine_check ENGINE: 0 if iou-offloadd is there and takes this engine; else
+# sets $why. The hook for the engines another component builds: nothing here
+# knows what an engine does, only how to start the daemon once.
+engine_check() {
+	local engine=$1 f=$WORK/conf/check-$1.conf out
+	[ -n "$daemon" ] || { why="iou-offloadd is not installed"; return 1; }
+	if [ "$mode" = host ] && [ "$engine" != uring ]; then
+		why="no BPF on the host kernel"; return 1
+	fi
+	engine_config "$f" "$engine" copy "${media[0]}" 1048576 8
+	out=$("$daemon" --check-config="$f" 2>&1) || { why="iou-offloadd rejects engine = $engine: $(head -1 <<<"$out")"; return 1; }
+	return 0
+}
+
+media=()
+for m in $BENCH_MEDIA; do
+	why=""
+	if "setup_$m"; then
+		media+=("$m")
+		echo "# medium $m: source ${MSRC[$m]}, destinations${MDSTS[$m]}"
+	else
+		echo "# medium $m: not measured: $why"
+		SKIP["medium $m"]=$why
+	fi
+done
+
+bss=()
+for b in $BENCH_BS; do bss+=("$(size_bytes "$b")"); done
+if has_tool memcpy; then
+	for bs in "${bss[@]}"; do
+		configs+=("memcpy|-|copy|memory|$bs|-")
+		configs+=("memcpy-vec|-|copy|memory|$bs|-")
+	done
+fi
+for m in "${media[@]}"; do
+	for bs in "${bss[@]}"; do
+		has_tool dd && configs+=("dd|-|copy|$m|$bs|-")
+		if has_tool fio; then
+			for qd in $BENCH_QD; do configs+=("fio|-|copy|$m|$bs|$qd"); done
+		fi
+	done
+	has_tool cp && configs+=("cp|-|copy|$m|0|-")
+done
+engine_skips=()
+if has_tool engines && [ ${#media[@]} -gt 0 ]; then
+	for e in $BENCH_ENGINES; do
+		why=""
+		if ! engine_check "$e"; then
+			engine_skips+=("$e")
+			SKIP["iou-offloadd engine $e"]=$why
+			continue
+		fi
+		for tf in $BENCH_TRANSFORMS; do
+			for m in "${media[@]}"; do
+				for bs in "${bss[@]}"; do
+					for qd in $BENCH_ENGINE_QD; do configs+=("iou-offloadd|$e|$tf|$m|$bs|$qd"); done
+				done
+			done
+		done
+	done
+fi
+
+label() {
+	local tool engine tf medium bs qd s
+	IFS='|' read -r tool engine tf medium bs qd <<<"$1"
+	s=$tool
+	[ "$engine" != - ] && s="iou-offloadd $engine"
+	s+=" $tf $medium"
+	[ "$bs" != 0 ] && s+=" bs=$(size_name "$bs")"
+	[ "$qd" != - ] && s+=" qd=$qd"
+	echo "$s"
+}
+
+# ---- one run --------------------------------------------------------------------
+# prepare_and_command CONFIG: clears the destinations, sets CMD
+prepare_and_command() {
+	local tool engine tf medium bs qd src n d
+	IFS='|' read -r tool engine tf medium bs qd <<<"$1"
+	local -a dsts=()
+	CMD=()
+	if [ "$medium" != memory ]; then
+		dsts=(${MDSTS[$medium]})
+		src=${MSRC[$medium]}
+		# files start empty every run; block devices are overwritten in place
+		[ "$medium" = tmpfs ] && rm -f "${dsts[@]}"
+	fi
+	case "$tool" in
+	memcpy) CMD=("$BT" memcpy --block "$bs" --total "$LEN") ;;
+	# glibc's vector loop instead of its rep movsb (which it picks for
+	# 8 KiB .. 512 KiB on this CPU, and which emulators run far slower)
+	memcpy-vec) CMD=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824
+		"$BT" memcpy --block "$bs" --total "$LEN") ;;
+	dd)
+		CMD=(dd if="$src" of="${dsts[0]}" bs="$bs" count=$((LEN / bs)) status=none)
+		[ "${MDIRECT[$medium]}" = 1 ] && CMD+=(iflag=direct oflag=direct conv=fsync,notrunc) ;;
+	cp) CMD=(cp "$src" "${dsts[0]}") ;;
+	fio)
+		# fio at its leanest: threads, no per-I/O clock reads or buffer scrambling
+		CMD=(fio --ioengine=io_uring --fixedbufs=1 --bs="$bs" --iodepth="$qd" --size="$LEN"
+			--direct="${MDIRECT[$medium]}" --fallocate=none --invalidate=0 --unlink=0
+			--thread --gtod_reduce=1 --scramble_buffers=0
+			--group_reporting --output-format=terse
+			--name=read --filename="$src" --rw=read
+			--name=write --filename="${dsts[0]}" --rw=write) ;;
+	iou-offloadd)
+		rm -rf "$WORK/state"/*
+		engine_config "$WORK/conf/run.conf" "$engine" "$tf" "$medium" "$bs" "$qd"
+		CMD=("$daemon" --config="$WORK/conf/run.conf" --once) ;;
+	esac
+	if [ "$mode" = guest ]; then
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+	fi
+}
+
+# verify CONFIG: the destinations hold the source (sets $verdict)
+verify() {
+	local tool engine tf medium bs qd src d n
+	IFS='|' read -r tool engine tf medium bs qd <<<"$1"
+	case "$tool" in
+	memcpy*) verdict="copy verified"; return 0 ;;	# benchtool memcpy compares itself
+	fio) verdict="ran (fio writes its own data)"; return 0 ;;
+	esac
+	if [ "$tf" = stripe ]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
+	local -a dsts=(${MDSTS[$medium]})
+	n=$(ndests "$tf")
+	src=${MSRC[$medium]}
+	for d in "${dsts[@]:0:$n}"; do
+		if ! cmp -s -n "$BYTES" "$src" "$d"; then
+			verdict="$d differs from $src"
+			return 1
+		fi
+	done
+	verdict="$n destination(s) verified"
+}
+
+kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }
+
+# record CONFIG RUN LINE [KIND]: one JSON line of raw figures. KIND: timed
+# (default), startup (the same command moving one block: its fixed cost), or
+# counting (host: the run under strace that counts system calls)
+record() {
+	local tool engine tf medium bs qd
+	IFS='|' read -r tool engine tf medium bs qd <<<"$1"
+	printf '{"system":"%s","accel":"%s","tool":"%s","engine":"%s","transform":"%s","medium":"%s","bs":%s,"qd":%s,"run":%s,"bytes":%s,"wall_s":%s,"user_s":%s,"sys_s":%s,"rc":%s,"io_uring_enter":%s,"syscalls":%s,"kind":"%s"}\n' \
+		"$system" "$accel" "$tool" "$([ "$engine" = - ] && echo "" || echo "$engine")" "$tf" "$medium" "$bs" \
+		"$([ "$qd" = - ] && echo 0 || echo "$qd")" "$2" "$LEN" \
+		"$(kv wall "$3")" "$(kv user "$3")" "$(kv sys "$3")" "$(kv rc "$3")" \
+		"$(kv io_uring_enter "$3")" "$(kv syscalls "$3")" "${4:-timed}" >> "$RAW"
+}
+
+# host: io_uring_enter and syscall counts from one run under strace -f -c
+strace_count() {
+	local f=$WORK/strace.txt calls total
+	command -v strace >/dev/null || { echo "io_uring_enter=-1 syscalls=-1"; return; }
+	strace -f -c -o "$f" "${CMD[@]}" >/dev/null 2>&1
+	calls=$(awk '$NF == "io_uring_enter" { print $4 }' "$f")
+	total=$(awk '$NF == "total" { print $4 }' "$f")
+	echo "rc=0 wall=0 user=0 sys=0 io_uring_enter=${calls:-0} syscalls=${total:--1}"
+}
+
+# ---- run everything ----------------------------------------------------------------
+nconf=${#configs[@]}
+echo "1..$((nconf + ${#SKIP[@]}))"
+echo "# bench: $system, accelerator $accel, kernel $(uname -r), $(nproc) cpus," \
+	"$BENCH_MB MiB per run, $BENCH_RUNS runs (median, min, max), $nconf configurations"
+[ "$accel" = tcg ] && echo "# accelerator tcg: everything is emulated; compare figures as ratios within this run, and counts exactly"
+declare -A FAILED VERDICT
+t_start=$(date +%s)
+for r in $(seq 1 "$BENCH_RUNS"); do
+	echo "# round $r/$BENCH_RUNS ($(( $(date +%s) - t_start )) s)"
+	for i in "${!configs[@]}"; do
+		c=${configs[$i]}
+		[ -n "${FAILED[$i]:-}" ] && continue
+		log=$WORK/logs/$i.log
+		: > "$log"
+		# round 1: first the fixed cost, the same command moving one block
+		IFS='|' read -r tool _ _ _ bs _ <<<"$c"
+		if [ "$r" -eq 1 ] && [[ $tool != memcpy* ]] && [ "$tool" != cp ]; then
+			LEN=$bs
+			prepare_and_command "$c"
+			line=$("$BT" run --log "$log" -- "${CMD[@]}" 2>>"$log")
+			record "$c" 0 "$line" startup
+			LEN=$BYTES
+		fi
+		prepare_and_command "$c"
+		if [[ $tool == memcpy* ]]; then	# times its copy loop itself
+			line=$("${CMD[@]}" 2>>"$log")
+		else
+			line=$("$BT" run "${count_args[@]}" --log "$log" -- "${CMD[@]}" 2>>"$log")
+		fi
+		rc=$(kv rc "$line")
+		record "$c" "$r" "$line"
+		if [ "$rc" != 0 ]; then
+			FAILED[$i]="exit status $rc in round $r: $(tail -3 "$log" | tr '\n' ' ')"
+			continue
+		fi
+		if [ "$r" -eq "$BENCH_RUNS" ]; then
+			verdict=""
+			verify "$c" || FAILED[$i]=$verdict
+			VERDICT[$i]=$verdict
+			if [ "$mode" = host ] && [[ $tool != memcpy* ]]; then
+				prepare_and_command "$c"
+				record "$c" 0 "$(strace_count)" counting
+			fi
+		fi
+	done
+done
+echo "# all rounds done in $(( $(date +%s) - t_start )) s"
+
+# ---- TAP and the summary -------------------------------------------------------------
+python3 "$here/report.py" summarize --raw "$RAW" --md "$OUT/table.md" --json "$OUT/summary.json" \
+	--tap-lines "$OUT/tap-lines.txt" >/dev/null 2>"$WORK/report.err" || cat "$WORK/report.err" | sed 's/^/# report: /'
+t=0
+for i in "${!configs[@]}"; do
+	t=$((t + 1))
+	c=${configs[$i]}
+	desc=$(label "$c")
+	fig=$(awk -F'\t' -v k="$c" '$1 == k { print $2 }' "$OUT/tap-lines.txt" 2>/dev/null)
+	if [ -n "${FAILED[$i]:-}" ]; then
+		echo "not ok $t - $desc: ran and verified (${FAILED[$i]})"
+		sed 's/^/#   /' "$WORK/logs/$i.log" | tail -10
+	else
+		echo "ok $t - $desc: ${fig:-no figures}; ${VERDICT[$i]:-}"
+	fi
+done
+for k in "${!SKIP[@]}"; do
+	t=$((t + 1))
+	echo "ok $t - $k # SKIP ${SKIP[$k]}"
+done
+[ -s "$OUT/table.md" ] && sed 's/^/# /' "$OUT/table.md"
+exit 0

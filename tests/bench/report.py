@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Summaries of `make bench`: raw.jsonl records (one per run) in, tables out.
+
+  report.py summarize --raw raw.jsonl --md table.md --json summary.json [--tap-lines F]
+      one system's figures (used in the guest by tests/bench/bench.sh)
+  report.py merge --guest DIR --host DIR [--kfunc DIR] --out DIR [--run-log FILE]
+      the guest's and the host's figures in one table (host columns beside
+      the guest's), results.json with every raw figure, plot.png (gnuplot);
+      prints the table
+
+Per configuration: MiB/s median, min and max over the timed runs; CPU seconds
+per GiB (user, system) and io_uring_enter(2) / system calls per GiB as medians.
+Ratios: against fio at the same medium, block size and queue depth (queue
+depth 1 for movers without one), and against iou-offloadd engine = uring with
+the same transform, medium, block size and queue depth (1 likewise).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+GIB = float(1 << 30)
+MIB = float(1 << 20)
+MEDIA = ["memory", "tmpfs", "brd", "virtio"]
+TRANSFORMS = ["copy", "mirror", "stripe", "gather"]
+MOVERS = ["memcpy", "memcpy-vec", "dd", "cp", "fio", "iou-offloadd uring", "iou-offloadd bpf", "iou-offloadd loop"]
+
+
+def load(paths):
+    recs = []
+    for p in paths:
+        if not p or not os.path.exists(p):
+            continue
+        with open(p) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        recs.append(json.loads(line))
+                    except json.JSONDecodeError as e:
+                        print(f"report: {p}: bad line skipped ({e})", file=sys.stderr)
+    return recs
+
+
+def mover(r):
+    return f"iou-offloadd {r['engine']}" if r["tool"] == "iou-offloadd" else r["tool"]
+
+
+def key(r):
+    return (r["system"], mover(r), r["transform"], r["medium"], int(r["bs"]), int(r["qd"]))
+
+
+def size_name(b):
+    if b == 0:
+        return "-"
+    if b % (1 << 20) == 0:
+        return f"{b >> 20}M"
+    if b % 1024 == 0:
+        return f"{b >> 10}K"
+    return str(b)
+
+
+def config_key(g):
+    """The key bench.sh uses for a configuration: tool|engine|transform|medium|bs|qd"""
+    tool, engine = ("iou-offloadd", g["mover"].split()[1]) if g["mover"].startswith("iou-offloadd ") else (g["mover"], "-")
+    return "|".join([tool, engine, g["transform"], g["medium"], str(g["bs"]), str(g["qd"]) if g["qd"] else "-"])
+
+
+def summarize(recs):
+    groups = {}
+    for r in recs:
+        groups.setdefault(key(r), []).append(r)
+    out = []
+    for k, rs in groups.items():
+        system, mv, tf, medium, bs, qd = k
+        timed = [r for r in rs if r.get("kind", "timed") == "timed" and r["rc"] == 0 and r["wall_s"] > 0]
+        counted = [r for r in rs if r.get("kind", "timed") in ("timed", "counting") and r["rc"] == 0
+                   and r["io_uring_enter"] >= 0]
+        startup = [r["wall_s"] for r in rs if r.get("kind") == "startup" and r["rc"] == 0]
+        g = {"system": system, "accel": rs[0]["accel"], "mover": mv, "transform": tf, "medium": medium,
+             "bs": bs, "qd": qd, "bytes": timed[0]["bytes"] if timed else rs[0]["bytes"], "runs": len(timed),
+             "failed_runs": len([r for r in rs if r["rc"] != 0])}
+        if timed:
+            mibs = [r["bytes"] / r["wall_s"] / MIB for r in timed]
+            g["mib_s"] = {"median": statistics.median(mibs), "min": min(mibs), "max": max(mibs)}
+            g["user_s_per_gib"] = statistics.median([r["user_s"] * GIB / r["bytes"] for r in timed])
+            g["sys_s_per_gib"] = statistics.median([r["sys_s"] * GIB / r["bytes"] for r in timed])
+        if startup:
+            g["startup_s"] = statistics.median(startup)
+            # the rate past the fixed cost; only where that cost is not most of the run
+            if timed:
+                wall = statistics.median([r["wall_s"] for r in timed])
+                if g["startup_s"] < 0.8 * wall:
+                    g["net_mib_s"] = (g["bytes"] - bs) / (wall - g["startup_s"]) / MIB
+        if counted:
+            g["io_uring_enter_per_gib"] = statistics.median([r["io_uring_enter"] * GIB / r["bytes"] for r in counted])
+            sc = [r["syscalls"] * GIB / r["bytes"] for r in counted if r["syscalls"] >= 0]
+            if sc:
+                g["syscalls_per_gib"] = statistics.median(sc)
+        out.append(g)
+    index = {(g["system"], g["mover"], g["transform"], g["medium"], g["bs"], g["qd"]): g for g in out}
+    for g in out:
+        if "mib_s" not in g:
+            continue
+        qd = g["qd"] or 1
+        ref = index.get((g["system"], "fio", "copy", g["medium"], g["bs"], qd))
+        if ref and "mib_s" in ref:
+            g["vs_fio"] = g["mib_s"]["median"] / ref["mib_s"]["median"]
+        ref = index.get((g["system"], "iou-offloadd uring", g["transform"], g["medium"], g["bs"], qd))
+        if ref and "mib_s" in ref:
+            g["vs_uring"] = g["mib_s"]["median"] / ref["mib_s"]["median"]
+    out.sort(key=sort_key)
+    return out
+
+
+def order(lst, v):
+    return lst.index(v) if v in lst else len(lst)
+
+
+def sort_key(g):
+    return (g["system"] != "guest", order(MEDIA, g["medium"]), order(TRANSFORMS, g["transform"]),
+            g["bs"], order(MOVERS, g["mover"]), g["qd"])
+
+
+def f_mibs(g):
+    m = g.get("mib_s")
+    return f"{m['median']:.0f} [{m['min']:.0f}, {m['max']:.0f}]" if m else "failed"
+
+
+def f_cpu(g):
+    if "user_s_per_gib" not in g:
+        return "-"
+    return f"{g['user_s_per_gib']:.2f} / {g['sys_s_per_gib']:.2f}"
+
+
+def f_count(g, k):
+    v = g.get(k)
+    return "-" if v is None else f"{v:.0f}"
+
+
+def f_ratio(v):
+    return "-" if v is None else f"{v:.2f}"
+
+
+def tap_line(g):
+    s = f"{f_mibs(g)} MiB/s (median [min, max] of {g['runs']})"
+    if "user_s_per_gib" in g:
+        s += f", CPU {g['user_s_per_gib']:.2f} user + {g['sys_s_per_gib']:.2f} sys s/GiB"
+    if "io_uring_enter_per_gib" in g:
+        s += f", {g['io_uring_enter_per_gib']:.0f} io_uring_enter/GiB"
+    if "syscalls_per_gib" in g:
+        s += f", {g['syscalls_per_gib']:.0f} syscalls/GiB"
+    if "startup_s" in g:
+        s += f", {g['startup_s']:.2f} s for one block"
+    return s
+
+
+def table(groups, host=None):
+    """Markdown; host: the host's groups, matched by configuration, as extra columns"""
+    hidx = {}
+    for h in host or []:
+        hidx[(h["mover"], h["transform"], h["medium"], h["bs"], h["qd"])] = h
+    head = ["medium", "transform", "bs", "mover", "qd", "MiB/s median [min, max]", "CPU s/GiB user / sys",
+            "io_uring_enter /GiB", "syscalls /GiB", "startup s", "net MiB/s", "x fio", "x uring"]
+    if host is not None:
+        head += ["host MiB/s [min, max]", "host CPU s/GiB u / s", "host io_uring_enter /GiB", "host x fio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([" --- "] * 5 + [" ---: "] * (len(head) - 5)) + "|"]
+    for g in groups:
+        row = [g["medium"], g["transform"], size_name(g["bs"]), g["mover"], str(g["qd"]) if g["qd"] else "-",
+               f_mibs(g), f_cpu(g), f_count(g, "io_uring_enter_per_gib"), f_count(g, "syscalls_per_gib"),
+               "-" if "startup_s" not in g else f"{g['startup_s']:.2f}",
+               "-" if "net_mib_s" not in g else f"{g['net_mib_s']:.0f}",
+               f_ratio(g.get("vs_fio")), f_ratio(g.get("vs_uring"))]
+        if host is not None:
+            h = hidx.get((g["mover"], g["transform"], g["medium"], g["bs"], g["qd"]))
+            row += [f_mibs(h), f_cpu(h), f_count(h, "io_uring_enter_per_gib"), f_ratio(h.get("vs_fio"))] if h \
+                else ["-"] * 4
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_summarize(a):
+    recs = load(a.raw)
+    groups = summarize(recs)
+    with open(a.md, "w") as f:
+        f.write(table(groups))
+    with open(a.json, "w") as f:
+        json.dump({"groups": groups}, f, indent=1)
+    if a.tap_lines:
+        with open(a.tap_lines, "w") as f:
+            for g in groups:
+                f.write(config_key(g) + "\t" + tap_line(g) + "\n")
+    sys.stdout.write(table(groups))
+
+
+def plot(groups, out_dir, title):
+    """plot.png: MiB/s by mover and block size, a panel per system and medium (transform copy)"""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "gnuplot not installed"
+    panels = []
+    for system in ["guest", "host"]:
+        for medium in MEDIA[1:]:
+            rows = [g for g in groups if g["system"] == system and g["medium"] == medium
+                    and g["transform"] == "copy" and "mib_s" in g]
+            if rows:
+                mem = [g for g in groups if g["system"] == system and g["medium"] == "memory" and "mib_s" in g]
+                panels.append((system, medium, mem + rows))
+    if not panels:
+        return "nothing to plot"
+    bss = sorted({g["bs"] for _, _, rows in panels for g in rows if g["bs"]})
+    script = [f"set terminal pngcairo size 1400,{360 * len(panels)} font ',9'",
+              f"set output '{os.path.join(out_dir, 'plot.png')}'",
+              "set datafile missing '-'", "set style data histograms",
+              "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
+              "set boxwidth 0.9", "set grid ytics", "set ylabel 'MiB/s (median, log scale)'",
+              "set logscale y", "set yrange [1:*]",
+              "set xtics rotate by -30 left", "set key top right",
+              f"set multiplot layout {len(panels)},1 title \"{title}\""]
+    for n, (system, medium, rows) in enumerate(panels):
+        labels = []
+        vals = {}
+        for g in rows:
+            lab = g["mover"] + (f" qd{g['qd']}" if g["qd"] else "")
+            if lab not in labels:
+                labels.append(lab)
+            for bs in ([g["bs"]] if g["bs"] else bss):   # cp: its own block size, in every cluster
+                vals[(lab, bs)] = g["mib_s"]["median"]
+        dat = os.path.join(out_dir, f"plot-{system}-{medium}.dat")
+        with open(dat, "w") as f:
+            f.write("# mover " + " ".join(size_name(b) for b in bss) + "\n")
+            for lab in labels:
+                f.write('"' + lab + '" ' + " ".join(
+                    f"{vals[(lab, b)]:.1f}" if (lab, b) in vals else "-" for b in bss) + "\n")
+        acc = rows[0]["accel"]
+        script.append(f"set title '{system} ({acc}): {medium}, copy {size_name(rows[0]['bytes'])}'")
+        cols = ", ".join(f"'{dat}' using {i + 2}:xtic(1) title 'bs {size_name(b)}'" if i == 0
+                         else f"'' using {i + 2} title 'bs {size_name(b)}'" for i, b in enumerate(bss))
+        script.append("plot " + cols)
+    script.append("unset multiplot")
+    gpf = os.path.join(out_dir, "plot.gp")
+    with open(gpf, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run([gp, gpf], capture_output=True, text=True)
+    return None if r.returncode == 0 else "gnuplot: " + r.stderr.strip()[:300]
+
+
+def cmd_merge(a):
+    guest = load([os.path.join(a.guest, "raw.jsonl")] if a.guest else [])
+    host = load([os.path.join(a.host, "raw.jsonl")] if a.host else [])
+    gg = [g for g in summarize(guest) if g["system"] == "guest"]
+    hg = [g for g in summarize(host) if g["system"] == "host"]
+    # host-only configurations (none expected) are listed after the guest's
+    accel = gg[0]["accel"] if gg else "?"
+    os.makedirs(a.out, exist_ok=True)
+    md = [f"# iou-offload bench\n",
+          f"Guest accelerator: **{accel}**" + (" (everything in the guest is emulated: compare guest "
+                                                "figures as ratios within the run, and counts exactly)" if accel == "tcg" else "")
+          + f"; host columns: the host's own kernel ({hg[0]['accel'] + ' guest' if hg and hg[0]['accel'] != 'none' else 'bare metal' if hg else '-'}), "
+          "unemulated, tmpfs, no BPF.\n",
+          "MiB/s: median [min, max] of the timed runs, wall time of the whole command (startup included; "
+          "startup s: the same command moving one block; net MiB/s: the rest of the data over the rest of the "
+          "time, shown where startup is under 80 % of the run). "
+          "CPU: user / system seconds per GiB moved. x fio: against fio (io_uring, fixedbufs) at the same medium, "
+          "block size and queue depth (1 for movers without one); x uring: against iou-offloadd engine = uring.\n"]
+    md.append(table(gg, hg if host else None))
+    kfunc = None
+    if a.kfunc and os.path.exists(os.path.join(a.kfunc, "table.md")):
+        with open(os.path.join(a.kfunc, "table.md")) as f:
+            kfunc = f.read()
+        md.append("\n## uring_bpf_memcpy() micro-benchmark (same boot)\n\n" + kfunc)
+    err = plot(gg + hg, a.out, f"iou-offload bench: guest {accel} vs host")
+    md.append("\n![MiB/s by mover and block size](plot.png)\n" if err is None else f"\n(no plot: {err})\n")
+    text = "\n".join(md)
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write(text)
+    kjson = None
+    if a.kfunc and os.path.exists(os.path.join(a.kfunc, "kfunc.json")):
+        with open(os.path.join(a.kfunc, "kfunc.json")) as f:
+            kjson = json.load(f)
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"accelerator": accel, "guest": gg, "host": hg, "kfunc": kjson,
+                   "raw": guest + host}, f, indent=1)
+    print(text)
+    if err:
+        print(f"report: no plot: {err}", file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summarize")
+    s.add_argument("--raw", nargs="+", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--json", required=True)
+    s.add_argument("--tap-lines")
+    m = sub.add_parser("merge")
+    m.add_argument("--guest")
+    m.add_argument("--host")
+    m.add_argument("--kfunc")
+    m.add_argument("--out", required=True)
+    a = p.parse_args()
+    {"summarize": cmd_summarize, "merge": cmd_merge}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
