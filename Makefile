@@ -33,6 +33,7 @@ daemon: deps ## build iou-offloadd and its BPF programs
 	@$(MAKE) -s -C daemon
 
 image: kernel selftests daemon ## the mkosi guest image (cached by its config) plus this tree's payload
+	@$(MAKE) -s -C daemon install DESTDIR=$(BUILD_ROOT)/payload
 	@tests/vm/build-image.sh
 
 vm-test: image ## boot the patched kernel in QEMU, run the guest suites, print TAP and a summary
