@@ -248,6 +248,70 @@ def plot(groups, out_dir, title):
     return None if r.returncode == 0 else "gnuplot: " + r.stderr.strip()[:300]
 
 
+def best(groups, **match):
+    """the group with the highest median MiB/s among those matching"""
+    c = [g for g in groups if "mib_s" in g and all(g.get(k) == v for k, v in match.items())]
+    return max(c, key=lambda g: g["mib_s"]["median"]) if c else None
+
+
+def summary(groups, kfunc_json):
+    """Headline figures per medium and block size, and the issue's targets against what was measured"""
+    out = ["## Summary\n"]
+    for medium in MEDIA[1:]:
+        for bs in sorted({g["bs"] for g in groups if g["medium"] == medium and g["bs"]}):
+            parts = []
+            lim = best(groups, medium="memory", bs=bs)
+            if lim:
+                parts.append(f"memcpy limit {lim['mib_s']['median']:.0f} ({lim['mover']})")
+            for mv in ["dd", "fio", "iou-offloadd uring", "iou-offloadd bpf", "iou-offloadd loop"]:
+                g = best(groups, medium=medium, bs=bs, mover=mv, transform="copy")
+                if g:
+                    s = f"{mv} {g['mib_s']['median']:.0f}" + (f" (qd {g['qd']})" if g["qd"] else "")
+                    if g.get("io_uring_enter_per_gib") is not None and mv != "dd":
+                        s += f", {g['io_uring_enter_per_gib']:.0f} io_uring_enter/GiB"
+                    parts.append(s)
+            if parts:
+                out.append(f"- {medium}, copy, bs {size_name(bs)} (MiB/s, best queue depth): " + "; ".join(parts))
+    out.append("\nTargets (issue 8; guest figures, so emulated):\n")
+
+    def ratio_target(name, tf, num, den, goal):
+        rs = []
+        for g in groups:
+            if g["mover"] != num or g["transform"] != tf or "mib_s" not in g:
+                continue
+            ref = best(groups, mover=den, transform=tf if den != "fio" else "copy", medium=g["medium"], bs=g["bs"],
+                       qd=g["qd"])
+            if ref:
+                rs.append((g["mib_s"]["median"] / ref["mib_s"]["median"], g))
+        if not rs:
+            out.append(f"- {name} >= {goal}: not measured ({num} or {den} did not run)")
+            return
+        lo = min(rs, key=lambda x: x[0])
+        hi = max(rs, key=lambda x: x[0])
+        out.append(f"- {name} >= {goal}: {lo[0]:.2f} .. {hi[0]:.2f} over {len(rs)} configurations "
+                   f"(lowest {lo[1]['medium']} bs {size_name(lo[1]['bs'])} qd {lo[1]['qd']}): "
+                   + ("met everywhere" if lo[0] >= goal else "met nowhere" if hi[0] < goal else "met in part"))
+
+    ratio_target("bpf / uring MiB/s on stripe", "stripe", "iou-offloadd bpf", "iou-offloadd uring", 1.2)
+    ratio_target("bpf / fio MiB/s on copy", "copy", "iou-offloadd bpf", "fio", 1.0)
+    lp = [g for g in groups if g["mover"] == "iou-offloadd loop" and g.get("io_uring_enter_per_gib") is not None]
+    if lp:
+        worst = max(lp, key=lambda g: g["io_uring_enter_per_gib"])
+        out.append(f"- loop io_uring_enter per GiB <= 8: worst {worst['io_uring_enter_per_gib']:.0f} "
+                   f"({worst['transform']} {worst['medium']} bs {size_name(worst['bs'])} qd {worst['qd']})")
+    else:
+        out.append("- loop io_uring_enter per GiB <= 8: not measured (engine = loop did not run)")
+    if kfunc_json:
+        r = [x for x in kfunc_json["results"] if x["size"] == 1 << 20]
+        k = {(x["path"], x["method"]): x["mib_s_median"] for x in r}
+        for p in ["FIXED->FIXED", "FIXED->REG_VEC"]:
+            if k.get((p, "memcpy")):
+                out.append(f"- uring_bpf_memcpy() / memcpy() at 1 MiB >= 0.9 (issue 5), {p}: "
+                           f"{k[(p, 'kfunc')] / k[(p, 'memcpy')]:.2f} (kfunc {k[(p, 'kfunc')]:.0f}, "
+                           f"memcpy {k[(p, 'memcpy')]:.0f} MiB/s)")
+    return "\n".join(out) + "\n"
+
+
 def cmd_merge(a):
     guest = load([os.path.join(a.guest, "raw.jsonl")] if a.guest else [])
     host = load([os.path.join(a.host, "raw.jsonl")] if a.host else [])
@@ -266,6 +330,11 @@ def cmd_merge(a):
           "time, shown where startup is under 80 % of the run). "
           "CPU: user / system seconds per GiB moved. x fio: against fio (io_uring, fixedbufs) at the same medium, "
           "block size and queue depth (1 for movers without one); x uring: against iou-offloadd engine = uring.\n"]
+    kjson = None
+    if a.kfunc and os.path.exists(os.path.join(a.kfunc, "kfunc.json")):
+        with open(os.path.join(a.kfunc, "kfunc.json")) as f:
+            kjson = json.load(f)
+    md.append(summary(gg, kjson))
     md.append(table(gg, hg if host else None))
     kfunc = None
     if a.kfunc and os.path.exists(os.path.join(a.kfunc, "table.md")):
@@ -277,10 +346,6 @@ def cmd_merge(a):
     text = "\n".join(md)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(text)
-    kjson = None
-    if a.kfunc and os.path.exists(os.path.join(a.kfunc, "kfunc.json")):
-        with open(os.path.join(a.kfunc, "kfunc.json")) as f:
-            kjson = json.load(f)
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"accelerator": accel, "guest": gg, "host": hg, "kfunc": kjson,
                    "raw": guest + host}, f, indent=1)
