@@ -745,10 +745,12 @@ static void handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
 	int d = data & 0xffff;
 
-	if (res < 0)
+	if (res < 0) {
+		pr->sync_failed = true;
 		pipeline_fail(pr, res, "fdatasync of destination %s failed: %s; the checkpoint "
 			      "stays at %" PRIu64, d < pr->nr_dst ? pr->dst[d].path : "?",
 			      strerror(-res), pr->durable);
+	}
 	if (--pr->ckpt_fsyncs == 0 && !pr->error)
 		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
 }
@@ -871,6 +873,7 @@ static int sync_dests(struct pipeline_run *pr, bool full)
 	for (int d = 0; d < pr->nr_dst; d++) {
 		if ((full ? fsync(pr->dst[d].fd) : fdatasync(pr->dst[d].fd)) < 0 && !ret) {
 			ret = -errno;
+			pr->sync_failed = true;
 			pipeline_fail(pr, ret, "%s of destination %s failed: %s",
 				      full ? "fsync" : "fdatasync", pr->dst[d].path,
 				      strerror(-ret));
@@ -921,12 +924,17 @@ static int finish(struct pipeline_run *pr)
 	return 0;
 }
 
-/* stopped or failed: record what is durable, never more */
+/*
+ * Stopped or failed: record what is durable, never more. Once an fsync has
+ * failed, a later one proves nothing: the kernel reports a writeback error
+ * to each open file once, and the pages it lost are clean by then. So after
+ * a failed fsync the checkpoint stays where the last good one put it.
+ */
 static void wind_down(struct pipeline_run *pr, enum ckpt_state state)
 {
 	uint64_t w = watermark(pr);
 
-	if (sync_dests(pr, false) == 0 && w > pr->durable)
+	if (!pr->sync_failed && sync_dests(pr, false) == 0 && w > pr->durable)
 		ckpt_write(pr, state, w);
 	else
 		ckpt_write(pr, state, pr->durable);

@@ -137,6 +137,7 @@ struct pipeline_run {
 	struct checkpoint ckpt;
 	uint64_t ckpt_watermark;	/* durable once the fsyncs in flight finish */
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
+	bool sync_failed;		/* an fsync failed: what it covered may be lost */
 	uint64_t durable;
 	uint64_t last_ckpt_ns;
 	bool resumed;

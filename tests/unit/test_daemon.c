@@ -419,6 +419,43 @@ static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 	free(state_dir);
 }
 
+/*
+ * A failed fsync at the end (a lost writeback): the pipeline fails, and the
+ * checkpoint must not move to the end just because a second fsync (which
+ * the kernel answers with success once it has reported the error) passed.
+ * The next run must copy again and not take the destination as finished.
+ */
+static void failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again(void **state)
+{
+	struct fx *f = *state;
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *state_dir = tu_path(f->dir, "state");
+	struct checkpoint ck;
+	struct status_entry e;
+
+	make_src(f, "src", 3 << 20, 6);
+	/* no checkpoint on the way: the final fsync is the first one */
+	write_conf(f, "checkpoint_interval = 1G\n",
+		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	setenv("LD_PRELOAD", FAIL_FSYNC_SO, 1);
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+	setenv("IOU_FAIL_FSYNC_PATH", "/out", 1);
+	assert_int_equal(run_bin(f, once), 1);
+	unsetenv("LD_PRELOAD");
+	unsetenv("IOU_FAIL_FSYNC_PATH");
+	assert_true(file_has(f->err, "Input/output error"));
+	assert_int_equal(checkpoint_load(state_dir, "a", &ck), 0);
+	assert_int_equal(ck.state, CKPT_FAILED);
+	assert_true(ck.done < ck.total);
+
+	assert_int_equal(run_bin(f, once), 0);
+	assert_false(file_has(f->err, "nothing to do"));
+	assert_true(status_of(f, "a", &e));
+	assert_true(e.bytes_resumed == ck.done);
+	same_files(f, "src", "out");
+	free(state_dir);
+}
+
 static void enter_count_matches_strace(void **state)
 {
 	struct fx *f = *state;
@@ -489,6 +526,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
 	};
 
