@@ -423,7 +423,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	atomic_store(&st->bytes_resumed, pr->plan.p.start);
 	atomic_store(&st->bytes_done, pr->plan.p.start);
 	atomic_store(&st->bytes_durable, pr->plan.p.start);
-	pr->durable = pr->plan.p.start;
+	pr->durable = pr->synced = pr->plan.p.start;
 	pr->next_block = 0;
 
 	if (pr->plan.nr_blocks) {
@@ -751,8 +751,10 @@ static void handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 			      "stays at %" PRIu64, d < pr->nr_dst ? pr->dst[d].path : "?",
 			      strerror(-res), pr->durable);
 	}
-	if (--pr->ckpt_fsyncs == 0 && !pr->error)
+	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
+		pr->synced = pr->ckpt_watermark;
 		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
+	}
 }
 
 /* ---- wake-ups from the daemon (stop requests) ---- */
@@ -788,6 +790,22 @@ static bool stop_requested(const struct pipeline_run *pr)
 	return pr->env->stop && atomic_load(pr->env->stop);
 }
 
+/*
+ * What a crash may cost is bounded (iou-offloadd(8): about queue_depth
+ * blocks plus checkpoint_interval): a block is only started when it ends
+ * within that window past the last flushed checkpoint. Without this, the
+ * writes run ahead of a slow fdatasync by far more than a queue depth.
+ */
+static bool within_ckpt_window(const struct pipeline_run *pr)
+{
+	uint64_t base = pr->synced > pr->durable ? pr->synced : pr->durable;
+	uint64_t window = pr->cfg.s.checkpoint_interval +
+			  (uint64_t)pr->nr_chains * pr->plan.p.block_size;
+
+	return plan_block_start(&pr->plan, pr->next_block) + pr->plan.p.block_size <=
+	       base + window;
+}
+
 static int fill_chains(struct pipeline_run *pr)
 {
 	int ret;
@@ -797,6 +815,8 @@ static int fill_chains(struct pipeline_run *pr)
 
 		if (c->busy)
 			continue;
+		if (!within_ckpt_window(pr))
+			break;
 		ret = chain_build(pr, c, pr->next_block);
 		if (ret)
 			return pipeline_fail(pr, ret, "cannot build the chain for block %" PRIu64
@@ -861,7 +881,13 @@ static int drive_chains(struct pipeline_run *pr)
 	atomic_store(&st->enters, pr->ring.enters);
 	if (pr->error)
 		return pr->error;
-	return stopping && pr->next_block < pr->plan.nr_blocks ? -EINTR : 0;
+	if (stopping && pr->next_block < pr->plan.nr_blocks)
+		return -EINTR;
+	/* never "finished" with blocks not even submitted */
+	if (pr->next_block < pr->plan.nr_blocks)
+		return pipeline_fail(pr, -EIO, "stalled at block %" PRIu64 " of %" PRIu64
+				     " with nothing in flight", pr->next_block, pr->plan.nr_blocks);
+	return 0;
 }
 
 /* ---- the end: durable, the right size, and only then "finished" ---- */

@@ -420,6 +420,41 @@ static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 }
 
 /*
+ * iou-offloadd(8): after a crash at most about queue_depth blocks plus
+ * checkpoint_interval are copied again. The writes may not run ahead of a
+ * slow fdatasync: what the destination holds past the checkpoint when the
+ * daemon dies is within that bound.
+ */
+static void kill_9_recopies_at_most_a_queue_depth_past_the_checkpoint(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *state_dir = tu_path(f->dir, "state"), *out = tu_path(f->dir, "out");
+	struct checkpoint ck;
+	struct stat sb;
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 7);
+	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 0\n",
+		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "a", 8 << 20, 60));
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_exit(pid, 30), 128 + SIGKILL);
+	assert_int_equal(checkpoint_load(state_dir, "a", &ck), 0);
+	assert_int_equal(stat(out, &sb), 0);
+	print_message("written %lld, checkpoint %llu\n", (long long)sb.st_size,
+		      (unsigned long long)ck.done);
+	if (ck.state != CKPT_FINISHED)
+		assert_true((uint64_t)sb.st_size <= ck.done + 4 * (64 << 10));
+	assert_int_equal(run_bin(f, once), 0);
+	same_files(f, "src", "out");
+	free(state_dir);
+	free(out);
+}
+
+/*
  * A failed fsync at the end (a lost writeback): the pipeline fails, and the
  * checkpoint must not move to the end just because a second fsync (which
  * the kernel answers with success once it has reported the error) passed.
@@ -526,6 +561,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			kill_9_recopies_at_most_a_queue_depth_past_the_checkpoint, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again, setup,
 			teardown),

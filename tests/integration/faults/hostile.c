@@ -134,39 +134,6 @@ static int scan_marker(const uint8_t *p, size_t len)
 	return 0;
 }
 
-static int send_fd(int sock, int fd)
-{
-	char c = 'r', cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &mh, 0) == 1 ? 0 : -errno;
-}
-
-static int recv_fd(int sock)
-{
-	char c, cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &mh, 0) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 static uint64_t cap_eff(void)
 {
 	char line[256];
@@ -247,7 +214,9 @@ static int child(int sock, int dpid, int dfd)
 	}
 
 	/* root attaches the daemon's programs to this ring */
-	if (send_fd(sock, ring.ring_fd) || read(sock, &c, 1) != 1 || c != 'y') {
+	/* io_uring files cannot travel over SCM_RIGHTS: root takes it with pidfd_getfd */
+	if (write(sock, &ring.ring_fd, sizeof(int)) != sizeof(int) || read(sock, &c, 1) != 1 ||
+	    c != 'y') {
 		result(0, "root attached the daemon's uring_bpf_ops to this ring");
 		return 1;
 	}
@@ -388,6 +357,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	marker = argv[1];
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return 1;
 	pid = fork();
@@ -396,10 +366,17 @@ int main(int argc, char **argv)
 		_exit(child(sv[1], argc > 3 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : -1));
 	}
 	close(sv[1]);
-	fd = recv_fd(sv[0]);
-	if (fd >= 0) {
-		ret = bpf_ops_attach(fd, &h, err, sizeof(err));
-		if (ret)
+	fd = -1;
+	if (read(sv[0], &ret, sizeof(ret)) == sizeof(ret)) {
+		int pidfd = syscall(SYS_pidfd_open, pid, 0);
+
+		fd = pidfd >= 0 ? syscall(SYS_pidfd_getfd, pidfd, ret, 0) : -1;
+		if (fd < 0)
+			printf("# root: pidfd_getfd of the child's ring: %s\n", strerror(errno));
+	}
+	{
+		ret = fd >= 0 ? bpf_ops_attach(fd, &h, err, sizeof(err)) : -EBADF;
+		if (ret && fd >= 0)
 			printf("# root attach failed: %s\n", err);
 		c = ret ? 'n' : 'y';
 		if (write(sv[0], &c, 1) != 1)

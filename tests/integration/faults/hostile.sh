@@ -32,8 +32,9 @@ check "the daemon runs a pipeline (systemctl start)" systemctl start iou-offload
 wait_bytes secret $((1 * MiB)) 120
 PID=$(systemctl show -p MainPID --value iou-offloadd)
 RINGFD=
+ls -l /proc/"$PID"/fd/ > "$ART/daemon-fds.txt" 2>&1
 for f in /proc/"$PID"/fd/*; do
-	if [ "$(readlink "$f")" = "anon_inode:[io_uring]" ]; then RINGFD=${f##*/}; break; fi
+	case $(readlink "$f") in *io_uring*) RINGFD=${f##*/}; break ;; esac
 done
 note "daemon pid $PID, ring fd ${RINGFD:-?}, state $(st $STATUS secret state), $(st $STATUS secret bytes_done) bytes done"
 
