@@ -17,7 +17,7 @@
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
 # measurement), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
-# (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT, VM_SCRATCH_MB).
+# (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
@@ -41,11 +41,13 @@ ln -sfn "$(basename "$out")" "$BUILD_ROOT/bench/last-$what"
 append="${VM_APPEND:-}"
 [ -n "${KFUNC_MIN_TIME:-}" ] && append+=" iou.kfunc_min_time=$KFUNC_MIN_TIME"
 if [ "$what" = all ]; then
+	# with every engine there, the default matrix runs ~25 min under TCG
+	export TIMEOUT=${TIMEOUT:-3600}
 	export VM_MEM=${VM_MEM:-4G}
 	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
 	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
 	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
-	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((${TIMEOUT:-1800} - 120))"
+	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((TIMEOUT - 120))"
 	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS; do
 		v=$(eval echo "\${BENCH_$k:-}")
 		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
