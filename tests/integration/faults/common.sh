@@ -73,7 +73,7 @@ dmpath() {
 # bytes [0, N) of A and B equal, B read with O_DIRECT (what reached the device)
 prefix_same_direct() {	# N A B
 	[ "$1" -eq 0 ] && return 0
-	cmp -s -n "$1" "$2" <(dd if="$3" iflag=direct bs=64K status=none)
+	cmp -s -n "$1" "$2" <(dd if="$3" iflag=direct bs=64K status=none 2>/dev/null)
 }
 prefix_same() { [ "$1" -eq 0 ] || cmp -s -n "$1" "$2" "$3"; }
 # the offset in an error message: "at offset N" (a failed read or write), or
