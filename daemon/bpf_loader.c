@@ -22,6 +22,7 @@
 #include "log.h"
 
 #include "iou_ops.skel.h"
+#include "iou_loop.skel.h"
 
 #define NR_OPS 4
 
@@ -119,4 +120,70 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 	*failed = h->skel->bss->nr_failed[op_id];
 	*bytes = h->skel->bss->bytes_copied[op_id];
 	return 0;
+}
+
+/* ---- the loop_step program ---- */
+
+struct bpf_loop_handle {
+	struct iou_loop_bpf *skel;
+	struct bpf_link *link;
+};
+
+int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loop_handle **out,
+		    char *err, size_t err_len)
+{
+	struct bpf_loop_handle *h;
+	int ret;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_log);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->skel = iou_loop_bpf__open();
+	if (!h->skel) {
+		ret = -errno;
+		snprintf(err, err_len, "opening the loop BPF object failed: %s", strerror(-ret));
+		goto fail;
+	}
+	h->skel->rodata->cq_size = p->cq_size;
+	h->skel->rodata->cq_head_off = p->cq_head_off;
+	h->skel->rodata->cq_tail_off = p->cq_tail_off;
+	h->skel->rodata->cqes_off = p->cqes_off;
+	h->skel->rodata->cq_mask = p->cq_mask;
+	h->skel->struct_ops.iou_loop->ring_fd = ring_fd;
+	ret = iou_loop_bpf__load(h->skel);
+	if (ret) {
+		snprintf(err, err_len, "loading the loop_step program failed: %s (the verifier's "
+			 "log is above)", strerror(-ret));
+		goto fail;
+	}
+	h->link = bpf_map__attach_struct_ops(h->skel->maps.iou_loop);
+	if (!h->link) {
+		ret = -errno;
+		snprintf(err, err_len, "attaching the loop_step program to the ring failed: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	log_info("io_uring_bpf_ops loop_step attached to ring fd %d", ring_fd);
+	*out = h;
+	return 0;
+
+fail:
+	bpf_loop_detach(h);
+	return ret ? ret : -EINVAL;
+}
+
+void bpf_loop_detach(struct bpf_loop_handle *h)
+{
+	if (!h)
+		return;
+	bpf_link__destroy(h->link);
+	iou_loop_bpf__destroy(h->skel);
+	free(h);
+}
+
+uint64_t bpf_loop_null_regions(struct bpf_loop_handle *h)
+{
+	return h && h->skel->bss ? h->skel->bss->null_regions : 0;
 }

@@ -35,3 +35,24 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 	*completed = *failed = *bytes = 0;
 	return -EOPNOTSUPP;
 }
+
+int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loop_handle **out,
+		    char *err, size_t err_len)
+{
+	(void)ring_fd;
+	(void)p;
+	*out = NULL;
+	snprintf(err, err_len, "this iou-offloadd was built without BPF ops (make BPF=1)");
+	return -EOPNOTSUPP;
+}
+
+void bpf_loop_detach(struct bpf_loop_handle *h)
+{
+	(void)h;
+}
+
+uint64_t bpf_loop_null_regions(struct bpf_loop_handle *h)
+{
+	(void)h;
+	return 0;
+}

@@ -508,12 +508,11 @@ static int set_setting(struct parse_state *st, struct pipeline_settings *s,
 			s->engine = ENGINE_BPF;
 		else if (!strcmp(value, "uring"))
 			s->engine = ENGINE_URING;
-		else if (!strcmp(value, "loop")) {
-			add_error(st, st->line,
-				  "engine = 'loop': not implemented yet: expected auto, bpf or uring");
-			return -EINVAL;
-		} else {
-			add_error(st, st->line, "engine = '%s': expected auto, bpf or uring", value);
+		else if (!strcmp(value, "loop"))
+			s->engine = ENGINE_LOOP;
+		else {
+			add_error(st, st->line, "engine = '%s': expected auto, bpf, loop or uring",
+				  value);
 			return -EINVAL;
 		}
 		return 0;

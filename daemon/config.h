@@ -26,12 +26,12 @@ enum gather_layout {
 	GATHER_DESTRIPE,	/* inverse of stripe: interleave in stripe_unit */
 };
 
-/* engine_kind is part of the config ABI: keep room for ENGINE_LOOP */
+/* engine_kind is part of the config ABI: numbers stay */
 enum engine_kind {
 	ENGINE_AUTO,
 	ENGINE_BPF,
 	ENGINE_URING,
-	ENGINE_LOOP,		/* not implemented yet: rejected by the parser */
+	ENGINE_LOOP,		/* bpf-ops loop_step drives the chains; only when asked */
 };
 
 /* settings a [pipeline] inherits from [daemon] unless it sets them */

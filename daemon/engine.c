@@ -8,7 +8,9 @@
  * IORING_SETUP_BPF_OP; that IORING_REGISTER_PROBE lists IORING_OP_BPF; and
  * that the kernel's BTF has the uring_bpf_ops struct_ops type. Opcode and
  * setup-bit numbers alone are not proof: on newer stock kernels 58 is
- * IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL.
+ * IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL. The loop engine
+ * needs all that, a ring with IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND,
+ * and the io_uring_bpf_ops type and its iou_loop_params in BTF.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,10 +78,13 @@ void engine_probe_kernel(struct engine_probe *probe)
 
 	memset(probe, 0, sizeof(*probe));
 	probe->probed = true;
+	/* until the bpf engine's checks pass, the loop engine has the same reason */
+	snprintf(probe->loop_why, sizeof(probe->loop_why), "it needs the bpf engine");
 	/* for tests of the fallback on a kernel that has the op */
 	if (getenv("IOU_OFFLOADD_NO_BPF")) {
 		snprintf(probe->why, sizeof(probe->why),
 			 "disabled by $IOU_OFFLOADD_NO_BPF");
+		snprintf(probe->loop_why, sizeof(probe->loop_why), "%s", probe->why);
 		return;
 	}
 	if (!bpf_loader_available()) {
@@ -109,6 +114,25 @@ void engine_probe_kernel(struct engine_probe *probe)
 		return;
 	}
 	probe->bpf_ok = true;
+
+	snprintf(probe->loop_why, sizeof(probe->loop_why), "%s", "");
+	ret = ring_init_sized(&r, 4, 8, IOU_SETUP_BPF_OP | IORING_SETUP_NO_SQARRAY |
+			      IORING_SETUP_SQ_REWIND);
+	if (ret < 0) {
+		snprintf(probe->loop_why, sizeof(probe->loop_why),
+			 "the kernel rejects IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND (%s)",
+			 strerror(-ret));
+		return;
+	}
+	ring_exit(&r);
+	if (btf_has_string(VMLINUX_BTF, "io_uring_bpf_ops") <= 0 ||
+	    btf_has_string(VMLINUX_BTF, "iou_loop_params") <= 0) {
+		snprintf(probe->loop_why, sizeof(probe->loop_why),
+			 "kernel BTF (%s) has no struct io_uring_bpf_ops (bpf-ops loop_step)",
+			 VMLINUX_BTF);
+		return;
+	}
+	probe->loop_ok = true;
 }
 
 int engine_select(enum engine_kind want, const struct engine_probe *probe,
@@ -137,9 +161,15 @@ int engine_select(enum engine_kind want, const struct engine_probe *probe,
 		*out = &engine_uring_ops;
 		return 0;
 	case ENGINE_LOOP:
+		if (!probe->loop_ok) {
+			snprintf(note, note_len, "engine = loop is not available: %s",
+				 probe->bpf_ok ? probe->loop_why : probe->why);
+			return -EOPNOTSUPP;
+		}
+		*out = &engine_loop_ops;
+		return 0;
 	default:
-		snprintf(note, note_len, "engine = %s is not implemented yet",
-			 engine_kind_to_string(want));
-		return -EOPNOTSUPP;
+		snprintf(note, note_len, "engine %d is unknown", (int)want);
+		return -EINVAL;
 	}
 }

@@ -41,23 +41,33 @@ struct engine_ops {
 	int (*user_copy)(struct pipeline_run *pr, struct chain *c);
 	/* whole-pipeline driver; NULL = generic chain driver */
 	int (*drive)(struct pipeline_run *pr);
+	/*
+	 * ring size for chains of @ops requests; NULL = enough SQEs for every
+	 * chain at once and twice as many CQEs
+	 */
+	void (*ring_size)(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
+			  unsigned int *cq_entries);
 };
 
 extern const struct engine_ops engine_uring_ops;
 extern const struct engine_ops engine_bpf_ops;
+extern const struct engine_ops engine_loop_ops;
 
 /* what the running kernel and this build offer, probed once per daemon */
 struct engine_probe {
 	bool probed;
 	bool bpf_ok;
 	char why[256];		/* when !bpf_ok: the first thing that is missing */
+	bool loop_ok;		/* bpf_ok, and the bpf-ops loop (IORING_SETUP_SQ_REWIND, io_uring_bpf_ops) */
+	char loop_why[256];
 };
 
-/* probe without loading anything: setup flag, opcode probe, kernel BTF */
+/* probe without loading anything: setup flags, opcode probe, kernel BTF */
 void engine_probe_kernel(struct engine_probe *probe);
 /*
  * Pick the engine for @want. ENGINE_AUTO falls back to uring when the bpf
- * engine is unavailable, and says why in @note (empty when nothing to say).
+ * engine is unavailable, and says why in @note (empty when nothing to say);
+ * it never picks loop, which is used only when asked for.
  */
 int engine_select(enum engine_kind want, const struct engine_probe *probe,
 		  const struct engine_ops **out, char *note, size_t note_len);

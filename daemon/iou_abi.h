@@ -33,6 +33,7 @@
 #define IOU_ABI_FROM_UAPI	1
 #define IOU_OP_BPF		IORING_OP_BPF
 #define IOU_SETUP_BPF_OP	IORING_SETUP_BPF_OP
+#define IOU_REGISTER_MEM_REGION	IORING_REGISTER_MEM_REGION
 #define iou_sqe_bpf_op_flags(sqe) ((sqe)->bpf_op_flags)
 #else
 #define IOU_ABI_FROM_UAPI	0
@@ -66,6 +67,40 @@ struct io_bpf_buf_desc {
 	__u32 len;		/* length (non-vec) or nr_vecs (vec types) */
 	__u64 addr;		/* userspace address, iovec ptr, or offset (KFIXED) */
 };
+
+/*
+ * The bpf-ops loop's parameter region: IORING_REGISTER_MEM_REGION (an enum
+ * member in the patched header, 31 after 6.12's IORING_REGISTER_CLONE_BUFFERS)
+ * with upstream's structs, user memory only.
+ */
+#define IOU_REGISTER_MEM_REGION	31
+#include <linux/version.h>
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)	/* upstream has them since 6.13 */
+#define IORING_MEM_REGION_TYPE_USER	1
+
+struct io_uring_region_desc {
+	__u64 user_addr;
+	__u64 size;
+	__u32 flags;
+	__u32 id;
+	__u64 mmap_offset;
+	__u64 __resv[4];
+};
+
+struct io_uring_mem_region_reg {
+	__u64 region_uptr;	/* struct io_uring_region_desc * */
+	__u64 flags;
+	__u64 __resv[2];
+};
+#endif
+#endif
+
+/* newer than the stock headers of the build host, all in 6.12 */
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY	(1U << 16)
+#endif
+#ifndef IORING_TIMEOUT_MULTISHOT
+#define IORING_TIMEOUT_MULTISHOT	(1U << 6)
 #endif
 
 #ifndef IORING_SETUP_SQ_REWIND

@@ -229,6 +229,11 @@ static int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	return 0;
 }
 
+int pipeline_checkpoint(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	return ckpt_write(pr, state, done);
+}
+
 /* ---- setup ---- */
 
 static int setup_plan(struct pipeline_run *pr)
@@ -335,19 +340,24 @@ static int setup_chains(struct pipeline_run *pr)
 static int setup_ring(struct pipeline_run *pr)
 {
 	int fds[2 * CONFIG_MAX_FILES], nfds = 0, ops, ret;
-	unsigned int entries;
+	unsigned int entries, cq_entries;
 	struct rlimit rl;
 
 	ops = setup_chains(pr);
 	if (ops < 0)
 		return ops;
 	entries = ring_pow2(pr->nr_chains * ops + pr->nr_dst + 1);
-	if (entries > MAX_RING_ENTRIES)
+	cq_entries = 2 * entries;
+	if (pr->engine->ring_size)
+		pr->engine->ring_size(pr, ops, &entries, &cq_entries);
+	if (entries > MAX_RING_ENTRIES || cq_entries > 2 * MAX_RING_ENTRIES)
 		return pipeline_fail(pr, -EINVAL,
 				     "queue_depth %u with %d ops per block needs %u ring entries; "
 				     "at most %d: lower queue_depth",
-				     pr->cfg.s.queue_depth, ops, entries, MAX_RING_ENTRIES);
-	ret = ring_init(&pr->ring, entries, pr->engine->setup_flags);
+				     pr->cfg.s.queue_depth, ops,
+				     entries > MAX_RING_ENTRIES ? entries : cq_entries / 2,
+				     MAX_RING_ENTRIES);
+	ret = ring_init_sized(&pr->ring, entries, cq_entries, pr->engine->setup_flags);
 	if (ret)
 		return pipeline_fail(pr, ret, "io_uring setup (%u entries, %s engine) failed: %s",
 				     entries, pr->engine->name, strerror(-ret));
@@ -788,6 +798,11 @@ static void handle_wake_cqe(struct pipeline_run *pr, const struct io_uring_cqe *
 static bool stop_requested(const struct pipeline_run *pr)
 {
 	return pr->env->stop && atomic_load(pr->env->stop);
+}
+
+bool pipeline_stop_requested(const struct pipeline_run *pr)
+{
+	return stop_requested(pr);
 }
 
 /*

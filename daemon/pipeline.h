@@ -161,6 +161,14 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 int pipeline_execute(struct pipeline_run *pr);
 void pipeline_cleanup(struct pipeline_run *pr);
 
+/*
+ * For engines with their own driver: record @done logical bytes as durable
+ * (the caller has flushed them) in state @state; 0 or -errno (logged).
+ */
+int pipeline_checkpoint(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
+/* has the daemon asked this pipeline to stop? */
+bool pipeline_stop_requested(const struct pipeline_run *pr);
+
 /* set pr->msg, log it, and return @err */
 int pipeline_fail(struct pipeline_run *pr, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ring.h"
@@ -23,6 +24,12 @@ unsigned int ring_pow2(unsigned int v)
 
 int ring_init(struct ring *r, unsigned int entries, unsigned int extra_flags)
 {
+	return ring_init_sized(r, entries, ring_pow2(entries) * 2, extra_flags);
+}
+
+int ring_init_sized(struct ring *r, unsigned int sq_entries, unsigned int cq_entries,
+		    unsigned int extra_flags)
+{
 	struct io_uring_params p;
 	int ret;
 
@@ -31,10 +38,22 @@ int ring_init(struct ring *r, unsigned int entries, unsigned int extra_flags)
 	/* one thread submits and reaps; run task work only when it asks */
 	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 		  IORING_SETUP_CQSIZE | extra_flags;
-	p.cq_entries = ring_pow2(entries) * 2;
-	ret = io_uring_queue_init_params(entries, &r->uring, &p);
-	if (ret < 0)
-		return ret;
+	p.cq_entries = cq_entries;
+	if (p.flags & IORING_SETUP_NO_SQARRAY) {
+		ret = syscall(__NR_io_uring_setup, sq_entries, &p);
+		if (ret < 0)
+			return -errno;
+		r->raw = true;
+		r->uring.ring_fd = ret;
+		r->uring.enter_ring_fd = ret;
+		r->uring.flags = p.flags;
+		r->uring.features = p.features;
+	} else {
+		ret = io_uring_queue_init_params(sq_entries, &r->uring, &p);
+		if (ret < 0)
+			return ret;
+	}
+	r->params = p;
 	r->initialised = true;
 	r->entries = p.sq_entries;
 	r->flags = p.flags;
@@ -46,7 +65,10 @@ void ring_exit(struct ring *r)
 	if (!r->initialised)
 		return;
 	/* tearing the ring down cancels what is in flight and drops registrations */
-	io_uring_queue_exit(&r->uring);
+	if (r->raw)
+		close(r->uring.ring_fd);
+	else
+		io_uring_queue_exit(&r->uring);
 	r->initialised = false;
 }
 
@@ -141,6 +163,31 @@ int ring_submit_and_wait(struct ring *r, unsigned int wait_nr, unsigned int time
 		return ret == -ETIME ? 0 : ret;
 	}
 	return ret;
+}
+
+int ring_register_mem_region(struct ring *r, void *addr, size_t len)
+{
+	struct io_uring_region_desc rd;
+	struct io_uring_mem_region_reg mr;
+
+	memset(&rd, 0, sizeof(rd));
+	memset(&mr, 0, sizeof(mr));
+	rd.user_addr = (uintptr_t)addr;
+	rd.size = len;
+	rd.flags = IORING_MEM_REGION_TYPE_USER;
+	mr.region_uptr = (uintptr_t)&rd;
+	if (syscall(__NR_io_uring_register, r->uring.ring_fd, IOU_REGISTER_MEM_REGION, &mr, 1) < 0)
+		return -errno;
+	return 0;
+}
+
+int ring_enter_loop(struct ring *r)
+{
+	r->enters++;
+	if (syscall(__NR_io_uring_enter, r->uring.ring_fd, 0, 0, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 int ring_probe_opcode(struct ring *r, int op)

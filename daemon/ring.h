@@ -17,6 +17,15 @@
  */
 struct ring {
 	struct io_uring uring;
+	/*
+	 * IORING_SETUP_NO_SQARRAY rings (the loop engine's) are set up with the
+	 * raw syscall: liburing 2.3 predates the flag and would fill an SQ array
+	 * that is not there, over the ring header. Nothing is mapped for them:
+	 * only the loop program touches their SQEs and CQEs. liburing's register
+	 * helpers work on them (they need ring_fd only), its SQ/CQ helpers do not.
+	 */
+	bool raw;
+	struct io_uring_params params;	/* as the kernel returned them */
 	bool initialised;
 	unsigned int entries;
 	unsigned int flags;		/* IORING_SETUP_* actually used */
@@ -35,6 +44,9 @@ struct ring_mem {
 };
 
 int ring_init(struct ring *r, unsigned int entries, unsigned int extra_flags);
+/* @sq_entries SQEs, @cq_entries CQEs (IORING_SETUP_CQSIZE) */
+int ring_init_sized(struct ring *r, unsigned int sq_entries, unsigned int cq_entries,
+		    unsigned int extra_flags);
 void ring_exit(struct ring *r);
 static inline int ring_fd(const struct ring *r)
 {
@@ -50,6 +62,14 @@ int ring_register_files(struct ring *r, const int *fds, unsigned int nr);
 struct io_uring_sqe *ring_get_sqe(struct ring *r);
 /* submit everything queued and wait for @wait_nr CQEs or @timeout_ms: one enter */
 int ring_submit_and_wait(struct ring *r, unsigned int wait_nr, unsigned int timeout_ms);
+
+/* IORING_REGISTER_MEM_REGION: @len bytes of user memory at @addr (page aligned) */
+int ring_register_mem_region(struct ring *r, void *addr, size_t len);
+/*
+ * io_uring_enter(fd, 0, 0, IORING_ENTER_GETEVENTS): on a ring with a
+ * loop_step program, the loop runs until it says stop. Counted. 0 or -errno.
+ */
+int ring_enter_loop(struct ring *r);
 
 /* is @op supported by the running kernel? 1, 0, or -errno */
 int ring_probe_opcode(struct ring *r, int op);

@@ -314,10 +314,25 @@ static void engine_rejects_unknown_values(void **state)
 {
 	(void)state;
 	expect_error("[daemon]\nengine = fast\n",
-		     "test.conf:2: [daemon]: engine = 'fast': expected auto, bpf or uring");
-	expect_error(PIPE "engine = loop\n",
-		     "test.conf:5: [pipeline p]: engine = 'loop': not implemented yet: expected "
-		     "auto, bpf or uring");
+		     "test.conf:2: [daemon]: engine = 'fast': expected auto, bpf, loop or uring");
+	expect_error(PIPE "engine = Loop\n",
+		     "test.conf:5: [pipeline p]: engine = 'Loop': expected auto, bpf, loop or uring");
+}
+
+static void engine_loop_is_accepted_as_default_and_per_pipeline(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	expect_ok(&p, "[daemon]\nengine = loop\n" PIPE "queue_depth = 4\n");
+	assert_int_equal(p.cfg.defaults.engine, ENGINE_LOOP);
+	assert_int_equal(p.cfg.pipelines[0].s.engine, ENGINE_LOOP);
+	assert_string_equal(engine_kind_to_string(ENGINE_LOOP), "loop");
+	done(&p);
+	expect_ok(&p, "[daemon]\nengine = bpf\n" PIPE "engine = loop\n");
+	assert_int_equal(p.cfg.defaults.engine, ENGINE_BPF);
+	assert_int_equal(p.cfg.pipelines[0].s.engine, ENGINE_LOOP);
+	done(&p);
 }
 
 static void queue_depth_rejects_out_of_range(void **state)
@@ -739,6 +754,7 @@ int main(void)
 		cmocka_unit_test(an_empty_file_is_valid_and_has_no_pipelines),
 		cmocka_unit_test(log_levels_parse),
 		cmocka_unit_test(engine_rejects_unknown_values),
+		cmocka_unit_test(engine_loop_is_accepted_as_default_and_per_pipeline),
 		cmocka_unit_test(queue_depth_rejects_out_of_range),
 		cmocka_unit_test(block_size_rejects_out_of_range),
 		cmocka_unit_test(stripe_unit_rejects_out_of_range),

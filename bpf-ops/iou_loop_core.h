@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The logic of iou-offloadd's loop_step program, in C that clang -target
+ * bpf and the host compiler both take: iou_loop.bpf.c wraps it in the
+ * struct_ops program, tests/unit/test_loop_core.c drives it against a model
+ * of the kernel on the host (no BPF is ever loaded there).
+ *
+ * One step:
+ *   reap      up to LOOP_REAP_MAX CQEs, consuming them (cq.head moves):
+ *             a chain's CQE records its result; the last CQE of a group
+ *             queues the chain for judging
+ *   judge     like the daemon's generic driver: an error fails the
+ *             pipeline, a short transfer resubmits the rest of the chain
+ *             from where it stopped, all done frees the slot
+ *   advance   the watermark over finished blocks
+ *   keep      the 1 s timer and the kick poll armed; fdatasync the
+ *             destinations (IORING_OP_FSYNC) every ckpt_blocks blocks or
+ *             ckpt_ns; wake the daemon's monitor (a write to an eventfd)
+ *             when it has templates to write or a checkpoint to record
+ *   start     new blocks from their templates, up to LOOP_START_MAX
+ * then the caller submits ctl->sq_k SQEs (indexes 0.., IORING_SETUP_SQ_REWIND)
+ * and waits for the next CQE, or not at all while work is left.
+ *
+ * The pieces are global functions in BPF (LOOP_FN): the verifier checks
+ * each once, with its pointer arguments as memory of the struct's size.
+ * Every index is masked by a power-of-two constant, and the counters the
+ * verifier would otherwise track per path are read back from memory
+ * (LOOP_READ), so its state count stays small.
+ */
+#ifndef IOU_LOOP_CORE_H
+#define IOU_LOOP_CORE_H
+
+#include "iou_loop.h"
+
+#ifndef LOOP_FN
+#define LOOP_FN __attribute__((noinline))	/* a global function in BPF */
+#endif
+#define LOOP_INLINE static inline __attribute__((always_inline))
+#define LOOP_READ(x)		(*(volatile __typeof__(x) *)&(x))
+#define LOOP_WRITE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
+#define LOOP_BARRIER()		__asm__ __volatile__("" ::: "memory")
+
+/* uapi values (macros do not reach vmlinux.h); checked by the daemon's build */
+#define LOOP_OPC_FSYNC		3
+#define LOOP_OPC_READ_FIXED	4
+#define LOOP_OPC_WRITE_FIXED	5
+#define LOOP_OPC_POLL_ADD	6
+#define LOOP_OPC_TIMEOUT	11
+#define LOOP_OPC_WRITE		23
+#define LOOP_OPC_BPF		58
+#define LOOP_SQE_FIXED_FILE	(1U << 0)
+#define LOOP_SQE_IO_LINK	(1U << 2)
+#define LOOP_FSYNC_DATASYNC	(1U << 0)
+#define LOOP_TIMEOUT_MULTISHOT	(1U << 6)
+#define LOOP_POLL_ADD_MULTI	(1U << 0)
+#define LOOP_POLLIN		0x0001
+#define LOOP_CQE_F_MORE		(1U << 1)
+
+#define LOOP_EIO		5
+#define LOOP_EAGAIN		11
+#define LOOP_EINVAL		22
+#define LOOP_ENODATA		61
+#define LOOP_EPROTO		71
+#define LOOP_ECANCELED		125
+
+#define LOOP_SLOT_MASK		(LOOP_MAX_SLOTS - 1)
+#define LOOP_OP_MASK		(LOOP_MAX_OPS - 1)
+#define LOOP_TMPL_MASK		(LOOP_TMPL_MAX - 1)
+#define LOOP_SQ_MASK		(LOOP_SQ_ENTRIES - 1)
+
+LOOP_INLINE __u64 loop_ud(__u64 tag, __u32 slot, __u32 op)
+{
+	return (tag << LOOP_TAG_SHIFT) | ((__u64)(slot & 0xffff) << 16) | (op & 0xff);
+}
+
+/* the next SQE of this step, zeroed; NULL when the SQ is full */
+LOOP_INLINE struct io_uring_sqe *loop_sqe(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
+{
+	__u32 k = LOOP_READ(ctl->sq_k);
+	struct io_uring_sqe *sqe;
+	__u64 *w;
+	int i;
+
+	if (k >= LOOP_SQ_ENTRIES)
+		return (void *)0;
+	sqe = &sq->sqes[k & LOOP_SQ_MASK];
+	w = (__u64 *)sqe;
+	for (i = 0; i < 8; i++)
+		w[i] = 0;
+	LOOP_WRITE(ctl->sq_k, k + 1);
+	return sqe;
+}
+
+LOOP_INLINE __u32 loop_sq_room(struct iou_loop_ctl *ctl)
+{
+	__u32 k = LOOP_READ(ctl->sq_k);
+
+	return k >= LOOP_SQ_ENTRIES ? 0 : LOOP_SQ_ENTRIES - k;
+}
+
+LOOP_INLINE struct iou_loop_tmpl *loop_tmpl_of(struct iou_loop_ctl *ctl, __u64 block)
+{
+	__u32 mask = LOOP_READ(ctl->tmpl_mask);
+
+	return &ctl->tmpl[(__u32)block & mask & LOOP_TMPL_MASK];
+}
+
+LOOP_INLINE __u32 loop_slot_of(struct iou_loop_ctl *ctl, __u64 block)
+{
+	__u32 n = LOOP_READ(ctl->nr_slots);
+
+	if (!n)
+		return 0;
+	return (__u32)(block % n) & LOOP_SLOT_MASK;
+}
+
+/* the first failure wins; later ones are fallout */
+LOOP_INLINE void loop_fail(struct iou_loop_ctl *ctl, __u32 kind, __s32 res, __u64 block,
+			   __u32 op, __u32 file, __u64 off, __u32 len, __u32 done)
+{
+	if (LOOP_READ(ctl->state) == LOOP_FAILED)
+		return;
+	ctl->err_kind = kind;
+	ctl->err_res = res;
+	ctl->err_block = block;
+	ctl->err_op = op;
+	ctl->err_file = file;
+	ctl->err_off = off;
+	ctl->err_len = len;
+	ctl->err_done = done;
+	LOOP_WRITE(ctl->state, LOOP_FAILED);
+}
+
+/* request @o of chain slot @s, from where it stopped; linked to the next if @link */
+LOOP_INLINE int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, struct iou_loop_tmpl *t,
+			    struct iou_loop_slot *sl, __u32 s, __u32 o, int link)
+{
+	struct iou_loop_op *op = &t->ops[o & LOOP_OP_MASK];
+	__u32 done = sl->ops[o & LOOP_OP_MASK].done;
+	struct io_uring_sqe *sqe = loop_sqe(ctl, sq);
+	__u8 kind = op->kind;
+
+	if (!sqe)
+		return -1;
+	sqe->user_data = loop_ud(LOOP_TAG_CHAIN, s, o);
+	sqe->flags = link ? LOOP_SQE_IO_LINK : 0;
+	if (kind == LOOP_OP_BPF) {
+		sqe->opcode = LOOP_OPC_BPF;
+		sqe->fd = -1;
+		sqe->addr = op->addr;
+		sqe->len = op->len;
+		sqe->off = op->off;
+		sqe->rw_flags = op->op_flags;
+	} else {
+		sqe->opcode = kind == LOOP_OP_READ ? LOOP_OPC_READ_FIXED : LOOP_OPC_WRITE_FIXED;
+		sqe->flags |= LOOP_SQE_FIXED_FILE;
+		sqe->fd = op->file;
+		sqe->addr = op->addr + done;
+		sqe->len = op->len - done;
+		sqe->off = op->off + done;
+		sqe->buf_index = op->buf_index;
+	}
+	sl->ops[o & LOOP_OP_MASK].res = 0;
+	return 0;
+}
+
+/* submit requests next..nr_ops-1 of slot @s as one linked group */
+LOOP_INLINE int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, struct iou_loop_tmpl *t,
+			       struct iou_loop_slot *sl, __u32 s)
+{
+	__u32 next = LOOP_READ(sl->next), n = LOOP_READ(sl->nr_ops);
+	__u32 o;
+
+	if (n > LOOP_MAX_OPS || next >= n)
+		return -1;
+	for (o = 0; o < LOOP_MAX_OPS; o++) {
+		if (o < next)
+			continue;
+		if (o >= n)
+			break;
+		if (loop_put_op(ctl, sq, t, sl, s, o, o + 1 < n))
+			return -1;
+	}
+	LOOP_WRITE(sl->inflight, n - next);
+	return 0;
+}
+
+/* ---- reap ---- */
+
+/* one CQE: ud, and res | flags << 32 */
+LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
+{
+	__s32 res = (__s32)(__u32)res_flags;
+	__u32 flags = res_flags >> 32;
+	__u32 tag = ud >> LOOP_TAG_SHIFT;
+
+	if (!ctl)
+		return 0;
+	ctl->cqes++;
+	if (tag == LOOP_TAG_CHAIN) {
+		__u32 s = (ud >> 16) & LOOP_SLOT_MASK, o = ud & LOOP_OP_MASK;
+		struct iou_loop_slot *sl = &ctl->slots[s];
+		__u32 left = LOOP_READ(sl->inflight);
+
+		if (!LOOP_READ(sl->busy) || !left || o < LOOP_READ(sl->next) ||
+		    o >= LOOP_READ(sl->nr_ops)) {
+			ctl->strays++;
+			return 0;
+		}
+		sl->ops[o].res = res;
+		LOOP_WRITE(sl->inflight, left - 1);
+		if (left == 1) {
+			__u32 tail = LOOP_READ(ctl->evalq_tail);
+
+			ctl->evalq[tail & LOOP_SLOT_MASK] = s;
+			LOOP_WRITE(ctl->evalq_tail, tail + 1);
+		}
+		return 0;
+	}
+	if (tag == LOOP_TAG_TIMER) {
+		ctl->ticks++;
+		if (!(flags & LOOP_CQE_F_MORE))
+			LOOP_WRITE(ctl->timer_armed, 0);
+		return 0;
+	}
+	if (tag == LOOP_TAG_KICK) {
+		ctl->kicks++;
+		if (!(flags & LOOP_CQE_F_MORE))
+			LOOP_WRITE(ctl->kick_armed, 0);
+		return 0;
+	}
+	if (tag == LOOP_TAG_FSYNC) {
+		__u32 left = LOOP_READ(ctl->fsyncs);
+
+		if (!left) {
+			ctl->strays++;
+			return 0;
+		}
+		if (res < 0)
+			loop_fail(ctl, LOOP_OP_FSYNC, res, LOOP_READ(ctl->fsync_at), 0,
+				  ud & 0xff, 0, 0, 0);
+		LOOP_WRITE(ctl->fsyncs, left - 1);
+		if (left == 1 && LOOP_READ(ctl->state) != LOOP_FAILED) {
+			LOOP_WRITE(ctl->durable, LOOP_READ(ctl->fsync_at));
+			LOOP_WRITE(ctl->durable_seq, LOOP_READ(ctl->durable_seq) + 1);
+		}
+		return 0;
+	}
+	if (tag == LOOP_TAG_NOTIFY) {
+		LOOP_WRITE(ctl->notify_inflight, 0);
+		return 0;
+	}
+	ctl->strays++;
+	return 0;
+}
+
+/* ---- judge ---- */
+
+/*
+ * Judge the next chain whose group has completed. 1: judged, 0: none
+ * left (or no SQ room for a resubmission: it stays queued), -1: failed.
+ */
+LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
+{
+	__u32 head, s, next, n, first;
+	struct iou_loop_slot *sl;
+	struct iou_loop_tmpl *t;
+	__u64 block;
+	__u32 o;
+
+	if (!ctl || !sq)
+		return 0;
+	head = LOOP_READ(ctl->evalq_head);
+	if (head == LOOP_READ(ctl->evalq_tail))
+		return 0;
+	s = ctl->evalq[head & LOOP_SLOT_MASK] & LOOP_SLOT_MASK;
+	sl = &ctl->slots[s];
+	block = LOOP_READ(sl->block);
+	t = loop_tmpl_of(ctl, block);
+	next = LOOP_READ(sl->next);
+	n = LOOP_READ(sl->nr_ops);
+	/* a resubmission needs room; judge it next step otherwise */
+	if (n - next + LOOP_SQ_RESERVE > loop_sq_room(ctl))
+		return 0;
+	LOOP_WRITE(ctl->evalq_head, head + 1);
+	LOOP_WRITE(ctl->ev_first, LOOP_MAX_OPS);	/* first request not done */
+	LOOP_WRITE(ctl->ev_cancelled, 0);
+	LOOP_WRITE(ctl->ev_shorts, 0);
+
+	for (o = 0; o < LOOP_MAX_OPS; o++) {
+		struct iou_loop_slot_op *so = &sl->ops[o];
+		struct iou_loop_op *op = &t->ops[o];
+		__s32 res;
+
+		if (o < next)
+			continue;
+		if (o >= n)
+			break;
+		res = so->res;
+		if (res == -LOOP_ECANCELED) {
+			LOOP_WRITE(ctl->ev_cancelled, 1);
+			if (LOOP_READ(ctl->ev_first) > o)
+				LOOP_WRITE(ctl->ev_first, o);
+			continue;
+		}
+		if (res < 0) {
+			loop_fail(ctl, op->kind, res, block, o, op->file, op->off + so->done,
+				  op->len - so->done, so->done);
+			return -1;
+		}
+		if (op->kind == LOOP_OP_BPF) {
+			if ((__u32)res != op->expect) {
+				loop_fail(ctl, LOOP_OP_BPF, -LOOP_EIO, block, o, 0, 0, op->expect,
+					  (__u32)res);
+				return -1;
+			}
+			so->done = res;
+			ctl->bpf_ops++;
+			ctl->bpf_bytes += res;
+			continue;
+		}
+		/* READ or WRITE */
+		so->done += res;
+		if (so->done >= op->expect)
+			continue;
+		if (res == 0) {
+			loop_fail(ctl, op->kind, op->kind == LOOP_OP_READ ? -LOOP_ENODATA : -LOOP_EIO,
+				  block, o, op->file, op->off + so->done, op->len - so->done,
+				  so->done);
+			return -1;
+		}
+		LOOP_WRITE(ctl->ev_shorts, 1);
+		if (LOOP_READ(ctl->ev_first) > o)
+			LOOP_WRITE(ctl->ev_first, o);
+	}
+	first = LOOP_READ(ctl->ev_first);
+	/* the link was cut: fine after a short transfer, an error otherwise */
+	if (LOOP_READ(ctl->ev_cancelled) && !LOOP_READ(ctl->ev_shorts)) {
+		struct iou_loop_op *op = &t->ops[first & LOOP_OP_MASK];
+
+		loop_fail(ctl, op->kind, -LOOP_ECANCELED, block, first, op->file, op->off,
+			  op->len, 0);
+		return -1;
+	}
+	if (first >= n) {
+		/* every request done: the block is finished */
+		LOOP_WRITE(sl->busy, 0);
+		return 1;
+	}
+	/* the rest of the chain, from the first request not done */
+	ctl->retries++;
+	LOOP_WRITE(sl->next, first);
+	if (loop_put_group(ctl, sq, t, sl, s)) {
+		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, block, first, 0, 0, 0, 0);
+		return -1;
+	}
+	return 1;
+}
+
+/* ---- advance ---- */
+
+LOOP_FN int loop_advance(struct iou_loop_ctl *ctl)
+{
+	int i, moved = 0;
+
+	if (!ctl)
+		return 0;
+	for (i = 0; i < LOOP_ADVANCE_MAX; i++) {
+		__u64 w = LOOP_READ(ctl->watermark);
+		struct iou_loop_slot *sl;
+
+		if (w >= LOOP_READ(ctl->next_block))
+			break;
+		sl = &ctl->slots[loop_slot_of(ctl, w)];
+		if (LOOP_READ(sl->busy) && LOOP_READ(sl->block) == w)
+			break;
+		LOOP_WRITE(ctl->watermark, w + 1);
+		moved++;
+	}
+	return moved;
+}
+
+/* ---- keep: timer, kick poll, checkpoint fsyncs, monitor wakeups ---- */
+
+LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 now)
+{
+	struct io_uring_sqe *sqe;
+	__u64 w;
+	__u32 d, nd;
+
+	if (!ctl || !sq)
+		return 0;
+	if (!LOOP_READ(ctl->timer_armed)) {
+		sqe = loop_sqe(ctl, sq);
+		if (sqe) {
+			sqe->opcode = LOOP_OPC_TIMEOUT;
+			sqe->fd = -1;
+			sqe->addr = ctl->tick_addr;
+			sqe->len = 1;
+			sqe->off = 0;		/* fire forever */
+			sqe->rw_flags = LOOP_TIMEOUT_MULTISHOT;
+			sqe->user_data = loop_ud(LOOP_TAG_TIMER, 0, 0);
+			LOOP_WRITE(ctl->timer_armed, 1);
+		}
+	}
+	if (!LOOP_READ(ctl->kick_armed) && ctl->kick_fd >= 0) {
+		sqe = loop_sqe(ctl, sq);
+		if (sqe) {
+			sqe->opcode = LOOP_OPC_POLL_ADD;
+			sqe->fd = ctl->kick_fd;
+			sqe->len = LOOP_POLL_ADD_MULTI;
+			sqe->rw_flags = LOOP_POLLIN;
+			sqe->user_data = loop_ud(LOOP_TAG_KICK, 0, 0);
+			LOOP_WRITE(ctl->kick_armed, 1);
+		}
+	}
+
+	/* a checkpoint: everything below w has completed, flush it */
+	w = LOOP_READ(ctl->watermark);
+	nd = LOOP_READ(ctl->nr_dests);
+	if (!LOOP_READ(ctl->fsyncs) && LOOP_READ(ctl->cmd) == LOOP_CMD_RUN &&
+	    w > LOOP_READ(ctl->fsync_at) && w < LOOP_READ(ctl->nr_blocks) &&
+	    nd && nd <= LOOP_MAX_DESTS && loop_sq_room(ctl) >= nd &&
+	    (w - LOOP_READ(ctl->fsync_at) >= ctl->ckpt_blocks ||
+	     now - LOOP_READ(ctl->last_fsync_ns) >= ctl->ckpt_ns)) {
+		for (d = 0; d < LOOP_MAX_DESTS; d++) {
+			if (d >= nd)
+				break;
+			sqe = loop_sqe(ctl, sq);
+			if (!sqe)
+				break;
+			sqe->opcode = LOOP_OPC_FSYNC;
+			sqe->flags = LOOP_SQE_FIXED_FILE;
+			sqe->fd = ctl->dest_file + d;
+			sqe->rw_flags = LOOP_FSYNC_DATASYNC;
+			sqe->user_data = loop_ud(LOOP_TAG_FSYNC, 0, d);
+		}
+		LOOP_WRITE(ctl->fsyncs, d);
+		LOOP_WRITE(ctl->fsync_at, w);
+		LOOP_WRITE(ctl->last_fsync_ns, now);
+		ctl->fsync_rounds++;
+	}
+
+	/* the monitor: templates to write, or a checkpoint to record */
+	if (!LOOP_READ(ctl->notify_inflight) && ctl->mon_fd >= 0 &&
+	    (w - LOOP_READ(ctl->notified) >= ctl->notify_blocks ||
+	     LOOP_READ(ctl->durable_seq) != LOOP_READ(ctl->notified_seq) ||
+	     (LOOP_READ(ctl->starved) && !LOOP_READ(ctl->starve_notified)))) {
+		sqe = loop_sqe(ctl, sq);
+		if (sqe) {
+			sqe->opcode = LOOP_OPC_WRITE;
+			sqe->fd = ctl->mon_fd;
+			sqe->addr = ctl->one_addr;
+			sqe->len = 8;
+			sqe->user_data = loop_ud(LOOP_TAG_NOTIFY, 0, 0);
+			LOOP_WRITE(ctl->notify_inflight, 1);
+			LOOP_WRITE(ctl->notified, w);
+			LOOP_WRITE(ctl->notified_seq, LOOP_READ(ctl->durable_seq));
+			LOOP_WRITE(ctl->starve_notified, LOOP_READ(ctl->starved));
+		}
+	}
+	return 0;
+}
+
+/* ---- start ---- */
+
+/* start the next block: 1 started, 0 not now (slot busy, no template, no room), -1 failed */
+LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
+{
+	__u64 b, filled;
+	struct iou_loop_slot *sl;
+	struct iou_loop_tmpl *t;
+	__u32 s, n;
+	int o;
+
+	if (!ctl || !sq)
+		return 0;
+	b = LOOP_READ(ctl->next_block);
+	if (b >= LOOP_READ(ctl->nr_blocks))
+		return 0;
+	filled = LOOP_READ(ctl->filled);
+	LOOP_BARRIER();		/* the template is read after filled */
+	if (b >= filled) {
+		LOOP_WRITE(ctl->starved, 1);
+		return 0;
+	}
+	LOOP_WRITE(ctl->starved, 0);
+	LOOP_WRITE(ctl->starve_notified, 0);
+	s = loop_slot_of(ctl, b);
+	sl = &ctl->slots[s];
+	if (LOOP_READ(sl->busy))
+		return 0;
+	t = loop_tmpl_of(ctl, b);
+	n = LOOP_READ(t->nr_ops);
+	if (LOOP_READ(t->block) != b || !n || n > LOOP_MAX_OPS) {
+		loop_fail(ctl, LOOP_OP_PLAN, -LOOP_EPROTO, b, n, 0, t->block, 0, 0);
+		return -1;
+	}
+	if (n + LOOP_SQ_RESERVE > loop_sq_room(ctl))
+		return 0;
+	LOOP_WRITE(sl->block, b);
+	LOOP_WRITE(sl->nr_ops, n);
+	LOOP_WRITE(sl->next, 0);
+	for (o = 0; o < LOOP_MAX_OPS; o++)
+		sl->ops[o].done = 0;
+	LOOP_WRITE(sl->busy, 1);
+	if (loop_put_group(ctl, sq, t, sl, s)) {
+		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, b, 0, 0, 0, 0, 0);
+		return -1;
+	}
+	LOOP_WRITE(ctl->next_block, b + 1);
+	return 1;
+}
+
+/* ---- one step, up to the submission ---- */
+
+/* the CQ ring as the program sees it: offsets from io_uring_params.cq_off */
+struct iou_loop_cq_geom {
+	__u64 size;		/* bytes of the region accessed */
+	__u32 head_off;
+	__u32 tail_off;
+	__u32 cqes_off;
+	__u32 mask;
+};
+
+/*
+ * Reap, judge, advance, keep and start. Returns -1 when the loop must
+ * stop (state set: DONE, FAILED or DRAINED), else 0; ctl->sq_k SQEs are
+ * then ready at indexes 0.., and ctl->more says whether to come back at
+ * once rather than wait for a CQE. *cq_head is the new CQ head.
+ */
+LOOP_INLINE int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u8 *cq,
+			       const struct iou_loop_cq_geom *g, __u64 now, __u32 *cq_head)
+{
+	__u32 head, tail;
+	int i, r;
+
+	LOOP_WRITE(ctl->sq_k, 0);
+	LOOP_WRITE(ctl->more, 0);
+	ctl->steps++;
+	ctl->heartbeat_ns = now;
+	if (ctl->magic != IOU_LOOP_MAGIC) {
+		loop_fail(ctl, LOOP_OP_PLAN, -LOOP_EINVAL, 0, 0, 0, 0, 0, 0);
+		return -1;
+	}
+	if (LOOP_READ(ctl->state) != LOOP_RUNNING)
+		return -1;
+
+	head = *(volatile __u32 *)(cq + (g->head_off & 0x3f));
+	tail = *(volatile __u32 *)(cq + (g->tail_off & 0x3f));
+	LOOP_BARRIER();		/* the CQEs are read after the tail */
+	for (i = 0; i < LOOP_REAP_MAX; i++) {
+		struct io_uring_cqe *cqe;
+		__u64 off;
+
+		if (head == tail)
+			break;
+		off = g->cqes_off + (__u64)(head & g->mask) * sizeof(struct io_uring_cqe);
+		if (off > g->size - sizeof(struct io_uring_cqe))
+			break;
+		cqe = (struct io_uring_cqe *)(cq + off);
+		loop_on_cqe(ctl, cqe->user_data,
+			    (__u64)(__u32)cqe->res | ((__u64)cqe->flags << 32));
+		head++;
+	}
+	LOOP_BARRIER();		/* done with the CQEs before handing them back */
+	*(volatile __u32 *)(cq + (g->head_off & 0x3f)) = head;
+	*cq_head = head;
+	if (head != tail)
+		LOOP_WRITE(ctl->more, 1);
+
+	for (i = 0; i < LOOP_EVAL_MAX; i++) {
+		r = loop_eval(ctl, sq);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+	}
+	if (LOOP_READ(ctl->evalq_head) != LOOP_READ(ctl->evalq_tail))
+		LOOP_WRITE(ctl->more, 1);
+	loop_advance(ctl);
+	if (LOOP_READ(ctl->watermark) >= LOOP_READ(ctl->nr_blocks)) {
+		LOOP_WRITE(ctl->state, LOOP_DONE);
+		return -1;
+	}
+	if (LOOP_READ(ctl->cmd) == LOOP_CMD_DRAIN &&
+	    LOOP_READ(ctl->watermark) == LOOP_READ(ctl->next_block) &&
+	    LOOP_READ(ctl->evalq_head) == LOOP_READ(ctl->evalq_tail)) {
+		LOOP_WRITE(ctl->state, LOOP_DRAINED);
+		return -1;
+	}
+	loop_keep(ctl, sq, now);
+	if (LOOP_READ(ctl->cmd) == LOOP_CMD_RUN) {
+		for (i = 0; i < LOOP_START_MAX; i++) {
+			r = loop_start(ctl, sq);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+		}
+		if (i == LOOP_START_MAX)
+			LOOP_WRITE(ctl->more, 1);
+	}
+	return 0;
+}
+
+/* after bpf_io_uring_submit_sqes(@n) returned @ret: -1 to stop */
+LOOP_INLINE int loop_submitted(struct iou_loop_ctl *ctl, __u32 n, int ret)
+{
+	ctl->sqes += ret > 0 ? ret : 0;
+	if (ret != (int)n) {
+		/* requests not taken would never complete: the books are wrong now */
+		loop_fail(ctl, LOOP_OP_SUBMIT, ret < 0 ? ret : -LOOP_EAGAIN,
+			  LOOP_READ(ctl->next_block), n, 0, 0, ret < 0 ? 0 : ret, 0);
+		return -1;
+	}
+	return 0;
+}
+
+#endif

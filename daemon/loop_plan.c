@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Block templates for the loop engine (see loop_plan.h and
+ * bpf-ops/iou_loop.h). The chain is the bpf engine's: reads into the
+ * slot's read area, IORING_OP_BPF requests whose descriptor pairs (FIXED,
+ * or REG_VEC for scattered sides) bpf_build_shuffle() makes, and writes
+ * from the slot's write area, all linked.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_bpf.h"
+#include "loop_plan.h"
+
+void loop_plan_bounds(const struct plan *pl, int *max_ops, size_t *meta_size)
+{
+	int pairs, iovs, sqes;
+
+	bpf_shuffle_bounds(pl, &pairs, &iovs, &sqes);
+	*max_ops = pl->max_reads + sqes + pl->max_writes;
+	*meta_size = (size_t)pairs * 2 * sizeof(struct io_bpf_buf_desc) +
+		     (size_t)iovs * sizeof(struct iovec);
+}
+
+void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p)
+{
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->magic = IOU_LOOP_MAGIC;
+	ctl->nr_blocks = p->nr_blocks;
+	ctl->nr_slots = p->nr_slots;
+	ctl->tmpl_mask = p->nr_tmpl - 1;
+	ctl->nr_dests = p->nr_dests;
+	ctl->dest_file = p->dest_file;
+	ctl->mon_fd = p->mon_fd;
+	ctl->kick_fd = p->kick_fd;
+	ctl->ckpt_blocks = p->ckpt_blocks ? p->ckpt_blocks : 1;
+	ctl->ckpt_ns = p->ckpt_ns;
+	/* a quarter of the templates consumed: time to write more */
+	ctl->notify_blocks = p->nr_tmpl / 4 ? p->nr_tmpl / 4 : 1;
+	ctl->one = 1;
+	ctl->tick_sec = p->tick_ns / 1000000000ULL;
+	ctl->tick_nsec = p->tick_ns % 1000000000ULL;
+	ctl->tick_addr = (uintptr_t)&ctl->tick_sec;
+	ctl->one_addr = (uintptr_t)&ctl->one;
+	ctl->last_fsync_ns = p->now_ns;
+}
+
+int loop_feed_init(struct loop_feed *f, const struct plan *pl, int nr_src,
+		   const struct loop_slot_bufs *slots, int nr_slots, uint32_t nr_tmpl,
+		   uint8_t *meta, size_t meta_stride)
+{
+	int max_ops;
+	size_t need;
+
+	memset(f, 0, sizeof(*f));
+	if (!nr_slots || nr_slots > LOOP_MAX_SLOTS || !nr_tmpl || nr_tmpl > LOOP_TMPL_MAX ||
+	    (nr_tmpl & (nr_tmpl - 1)))
+		return -EINVAL;
+	loop_plan_bounds(pl, &max_ops, &need);
+	if (max_ops > LOOP_MAX_OPS)
+		return -E2BIG;
+	if (need > meta_stride)
+		return -EINVAL;
+	f->pl = pl;
+	f->nr_src = nr_src;
+	f->op_id = bpf_op_id_for(pl);
+	f->slots = slots;
+	f->nr_slots = nr_slots;
+	f->nr_tmpl = nr_tmpl;
+	f->meta = meta;
+	f->meta_stride = meta_stride;
+	bpf_shuffle_bounds(pl, &f->max_pairs, &f->max_iovs, &f->max_sqes);
+	return block_plan_alloc(pl, &f->bp);
+}
+
+void loop_feed_free(struct loop_feed *f)
+{
+	block_plan_free(&f->bp);
+}
+
+static struct iou_loop_op *add_op(struct iou_loop_tmpl *t)
+{
+	struct iou_loop_op *op;
+
+	if (t->nr_ops >= LOOP_MAX_OPS)
+		return NULL;
+	op = &t->ops[t->nr_ops++];
+	memset(op, 0, sizeof(*op));
+	return op;
+}
+
+int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t)
+{
+	const struct loop_slot_bufs *sb = &f->slots[block % f->nr_slots];
+	uint8_t *meta = f->meta + (block & (f->nr_tmpl - 1)) * f->meta_stride;
+	struct bpf_shuffle_sqe sqes[64];
+	struct bpf_shuffle_layout lay;
+	struct block_plan *bp = &f->bp;
+	struct iou_loop_op *op;
+	int ret, n;
+
+	ret = plan_block(f->pl, block, bp);
+	if (ret)
+		return ret;
+	t->block = block;
+	t->nr_ops = 0;
+	t->len = bp->len;
+	for (int i = 0; i < bp->nr_reads; i++) {
+		const struct plan_io *io = &bp->reads[i];
+
+		op = add_op(t);
+		if (!op)
+			return -E2BIG;
+		op->kind = LOOP_OP_READ;
+		op->file = io->file;
+		op->buf_index = sb->rbuf_index;
+		op->addr = (uintptr_t)(sb->rbuf + io->buf_off);
+		op->off = io->file_off;
+		op->len = io->io_len;
+		op->expect = io->expect;
+	}
+
+	lay = (struct bpf_shuffle_layout){
+		.rbuf = sb->rbuf, .rbuf_index = sb->rbuf_index,
+		.wbuf = sb->wbuf, .wbuf_index = sb->wbuf_index,
+		.descs = (struct io_bpf_buf_desc *)meta, .max_pairs = f->max_pairs,
+		.iovs = (struct iovec *)(meta + (size_t)f->max_pairs * 2 *
+					 sizeof(struct io_bpf_buf_desc)),
+		.max_iovs = f->max_iovs,
+	};
+	n = bpf_build_shuffle(f->pl, bp, &lay, sqes, f->max_sqes < 64 ? f->max_sqes : 64);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		op = add_op(t);
+		if (!op)
+			return -E2BIG;
+		op->kind = LOOP_OP_BPF;
+		op->addr = sqes[i].desc_addr;
+		op->len = sqes[i].nr_pairs;
+		op->off = sqes[i].expect;
+		op->expect = sqes[i].expect;
+		op->op_flags = iou_bpf_op_flags(f->op_id, 0);
+	}
+
+	for (int i = 0; i < bp->nr_writes; i++) {
+		const struct plan_io *io = &bp->writes[i];
+
+		op = add_op(t);
+		if (!op)
+			return -E2BIG;
+		op->kind = LOOP_OP_WRITE;
+		op->file = f->nr_src + io->file;
+		op->buf_index = sb->wbuf_index;
+		op->addr = (uintptr_t)(sb->wbuf + io->buf_off);
+		op->off = io->file_off;
+		op->len = io->io_len;
+		op->expect = io->io_len;
+	}
+	return 0;
+}
+
+int64_t loop_feed_fill(struct loop_feed *f, struct iou_loop_ctl *ctl)
+{
+	uint64_t w = __atomic_load_n(&ctl->watermark, __ATOMIC_ACQUIRE);
+	uint64_t filled = __atomic_load_n(&ctl->filled, __ATOMIC_RELAXED);
+	uint64_t limit = w + f->nr_tmpl;
+	int64_t n = 0;
+	int ret;
+
+	if (limit > ctl->nr_blocks)
+		limit = ctl->nr_blocks;
+	for (; filled < limit; filled++, n++) {
+		ret = loop_tmpl_build(f, filled, &ctl->tmpl[filled & (f->nr_tmpl - 1)]);
+		if (ret)
+			return ret;
+	}
+	/* the templates, then filled: the program reads them in that order */
+	if (n)
+		__atomic_store_n(&ctl->filled, filled, __ATOMIC_RELEASE);
+	return n;
+}
