@@ -6,25 +6,26 @@
 # byte the restart resumed at. The goal (issue 9) is at most one queue depth
 # of blocks, which checkpoint_interval = 0 should give.
 #
-#   CRASH_RUNS (default 24)   kill -9 runs
+#   CRASH_RUNS (default 26)   kill -9 runs (1 in 8 during setup, the rest
+#                             once the destination passed a random size)
 set -u
 cd "$(dirname "$0")" && . ./common.sh
 
 C=/srv/iou-offload/crash
 MiB=1048576
-RUNS=${CRASH_RUNS:-24}
-QD=8 BS=$((256 * 1024))
+RUNS=${CRASH_RUNS:-26}
+QD=8 BS=$((64 * 1024))
 rm -rf "$C"
 mkdir -p "$C/state" "$C/run"
-head -c $((32 * MiB)) /dev/urandom > "$C/src"
-SIZE=$((32 * MiB))
+head -c $((96 * MiB)) /dev/urandom > "$C/src"
+SIZE=$((96 * MiB))
 sed 's/^[[:space:]]*//' > "$C/crash.conf" <<-EOF
 	[daemon]
 	state_dir = $C/state
 	runtime_dir = $C/run
 	engine = bpf
 	queue_depth = $QD
-	block_size = 256K
+	block_size = 64K
 	checkpoint_interval = 0
 	[pipeline crash]
 	transform = copy
@@ -43,20 +44,25 @@ full=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 check "uninterrupted run finishes identical (${full} s)" eval '[ $rc -eq 0 ] && same "$C/src" "$C/out"'
 
 RANDOM=$$
-survived=0 total_recopied=0 max_recopied=0 resumed_runs=0 lost=0
+midcopy=0 survived=0 total_recopied=0 max_recopied=0 resumed_runs=0 lost=0
 : > "$ART/runs.txt"
 for i in $(seq "$RUNS"); do
 	rm -f "$C/out" "$C"/state/*
-	# a random point from the start (setup) to the end of the copy
-	delay=$(awk -v r=$RANDOM -v f="$full" 'BEGIN { printf "%.2f", r / 32768 * f }')
+	# a random point of the copy: once the destination has grown past a
+	# random target (a few runs die in setup, before the first byte)
+	target=$(( (RANDOM * 32768 + RANDOM) % (SIZE * 3 / 4) ))
+	[ $((RANDOM % 8)) -eq 0 ] && target=0
+	t0=$(now)
 	"$BIN" -c "$C/crash.conf" --once -l info > "$ART/run$i.log" 2>&1 &
 	pid=$!
-	sleep "$delay"
+	while [ "$target" -gt 0 ] && kill -0 $pid 2>/dev/null &&
+	      [ "$(stat -c %s "$C/out" 2>/dev/null || echo 0)" -lt "$target" ]; do :; done
 	if ! kill -0 $pid 2>/dev/null; then
 		wait $pid
-		note "run $i: the daemon had finished before the kill at ${delay} s"
+		note "run $i: the daemon had finished before the kill"
 	fi
 	kill -9 $pid 2>/dev/null
+	delay=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
 	wait $pid 2>/dev/null
 	written=$(stat -c %s "$C/out" 2>/dev/null || echo 0)
 	done_at=$(ck "$CKPT" done)
@@ -75,6 +81,7 @@ for i in $(seq "$RUNS"); do
 	fi
 	recopied=$((written > resumed ? written - resumed : 0))
 	[ "$resumed" -gt 0 ] && resumed_runs=$((resumed_runs + 1))
+	[ "$written" -gt 0 ] && [ "$done_at" -lt "$SIZE" ] && midcopy=$((midcopy + 1))
 	total_recopied=$((total_recopied + recopied))
 	[ $recopied -gt $max_recopied ] && max_recopied=$recopied
 	echo "run=$i delay=$delay written=$written checkpoint=$done_at resumed=$resumed recopied=$recopied rc=$rc" >> "$ART/runs.txt"
@@ -91,7 +98,8 @@ mean=$((total_recopied / RUNS))
 note "crashes survived: $survived of $RUNS; runs that resumed past 0: $resumed_runs"
 note "bytes re-copied per restart: mean $mean, max $max_recopied (one queue depth = $((QD * BS)))"
 check "$RUNS kill -9 runs, $survived byte-identical, 0 lost" [ $survived -eq "$RUNS" -a $lost -eq 0 ]
-check "restarts resumed from checkpoints ($resumed_runs of $RUNS past byte 0)" [ $resumed_runs -gt $((RUNS / 2)) ]
+check "at least 20 kills landed mid-copy ($midcopy of $RUNS; the others in setup)" [ $midcopy -ge 20 ]
+check "restarts resumed from checkpoints ($resumed_runs of $RUNS past byte 0)" [ $resumed_runs -ge 20 ]
 check "bytes re-copied per restart at most one queue depth of blocks (max $max_recopied <= $((QD * BS)))" \
 	[ $max_recopied -le $((QD * BS)) ]
 echo "1..$n"
