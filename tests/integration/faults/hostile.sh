@@ -33,9 +33,7 @@ wait_bytes secret $((1 * MiB)) 120
 PID=$(systemctl show -p MainPID --value iou-offloadd)
 RINGFD=
 ls -l /proc/"$PID"/fd/ > "$ART/daemon-fds.txt" 2>&1
-for f in /proc/"$PID"/fd/*; do
-	case $(readlink "$f") in *io_uring*) RINGFD=${f##*/}; break ;; esac
-done
+RINGFD=$(awk '/io_uring/ { print $9; exit }' "$ART/daemon-fds.txt")
 note "daemon pid $PID, ring fd ${RINGFD:-?}, state $(st $STATUS secret state), $(st $STATUS secret bytes_done) bytes done"
 
 # ---- capabilities of the running daemon ----
