@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/libbpf.h>
 
@@ -127,12 +128,37 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 struct bpf_loop_handle {
 	struct iou_loop_bpf *skel;
 	struct bpf_link *link;
+	char vlog[512];		/* the verifier's statistics (log level 4) */
 };
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct iou_loop_bpf *loop_open(int ring_fd, const struct bpf_loop_params *p)
+{
+	struct iou_loop_bpf *skel = iou_loop_bpf__open();
+
+	if (!skel)
+		return NULL;
+	skel->rodata->cq_size = p->cq_size;
+	skel->rodata->cq_head_off = p->cq_head_off;
+	skel->rodata->cq_tail_off = p->cq_tail_off;
+	skel->rodata->cqes_off = p->cqes_off;
+	skel->rodata->cq_mask = p->cq_mask;
+	skel->struct_ops.iou_loop->ring_fd = ring_fd;
+	return skel;
+}
 
 int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loop_handle **out,
 		    char *err, size_t err_len)
 {
 	struct bpf_loop_handle *h;
+	double t0;
 	int ret;
 
 	*out = NULL;
@@ -140,19 +166,29 @@ int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loo
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->skel = iou_loop_bpf__open();
+	h->skel = loop_open(ring_fd, p);
 	if (!h->skel) {
 		ret = -errno;
 		snprintf(err, err_len, "opening the loop BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
-	h->skel->rodata->cq_size = p->cq_size;
-	h->skel->rodata->cq_head_off = p->cq_head_off;
-	h->skel->rodata->cq_tail_off = p->cq_tail_off;
-	h->skel->rodata->cqes_off = p->cqes_off;
-	h->skel->rodata->cq_mask = p->cq_mask;
-	h->skel->struct_ops.iou_loop->ring_fd = ring_fd;
+	/* statistics only: how much the verifier had to walk, and how long */
+	bpf_program__set_log_buf(h->skel->progs.loop_step, h->vlog, sizeof(h->vlog));
+	bpf_program__set_log_level(h->skel->progs.loop_step, 4);
+	t0 = mono_s();
 	ret = iou_loop_bpf__load(h->skel);
+	if (ret) {
+		/* again with libbpf's own log, which it prints in full on failure */
+		iou_loop_bpf__destroy(h->skel);
+		h->skel = loop_open(ring_fd, p);
+		ret = h->skel ? iou_loop_bpf__load(h->skel) : -errno;
+	} else {
+		h->vlog[sizeof(h->vlog) - 1] = '\0';
+		for (char *c = h->vlog; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		log_info("loop_step program loaded in %.2f s; verifier: %s", mono_s() - t0, h->vlog);
+	}
 	if (ret) {
 		snprintf(err, err_len, "loading the loop_step program failed: %s (the verifier's "
 			 "log is above)", strerror(-ret));

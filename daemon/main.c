@@ -58,6 +58,8 @@ static void usage(FILE *out)
 "Engines (engine = ...):\n"
 "  bpf     READ_FIXED -> IORING_OP_BPF -> WRITE_FIXED chains; the shuffle is done in the\n"
 "          kernel by uring_bpf_memcpy() (needs the patched kernel)\n"
+"  loop    the bpf chains, driven by a bpf-ops loop_step program inside one\n"
+"          io_uring_enter() per pipeline (needs the patched kernel; never picked by auto)\n"
 "  uring   the same chains, with the shuffle done by memcpy in userspace (any kernel)\n"
 "  auto    bpf if the running kernel has it, else uring with a logged warning\n"
 "\n"

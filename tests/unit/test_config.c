@@ -720,7 +720,7 @@ static void shipped_configs_are_valid(void **state)
 		"config/iou-offloadd.conf", "config/examples/copy.conf",
 		"config/examples/mirror.conf", "config/examples/stripe-raid0.conf",
 		"config/examples/gather-destripe.conf", "config/examples/gather-concat.conf",
-		"config/examples/offsets.conf",
+		"config/examples/offsets.conf", "config/examples/loop-mirror.conf",
 	};
 	char path[4096];
 
