@@ -45,6 +45,7 @@ int BPF_PROG(loop_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
 	struct iou_loop_ctl *ctl;
 	struct iou_loop_sq *sq;
 	__u32 head = 0, n;
+	__u64 t0 = bpf_ktime_get_ns();
 	__u8 *cq;
 	int ret;
 
@@ -57,8 +58,10 @@ int BPF_PROG(loop_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
 		null_regions++;
 		return IOU_LOOP_STOP;
 	}
-	if (loop_step_body(ctl, sq, cq, &g, bpf_ktime_get_ns(), &head))
+	if (loop_step_body(ctl, sq, cq, &g, t0, &head)) {
+		ctl->step_ns += bpf_ktime_get_ns() - t0;
 		return IOU_LOOP_STOP;
+	}
 
 	n = LOOP_READ(ctl->sq_k);
 	if (n > LOOP_SQ_ENTRIES)
@@ -69,7 +72,13 @@ int BPF_PROG(loop_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
 			return IOU_LOOP_STOP;
 	}
 	/* wait for one more CQE than consumed, or come back at once */
-	lp->cq_wait_idx = LOOP_READ(ctl->more) ? head : head + 1;
+	if (LOOP_READ(ctl->more)) {
+		ctl->busy_steps++;
+		lp->cq_wait_idx = head;
+	} else {
+		lp->cq_wait_idx = head + 1;
+	}
+	ctl->step_ns += bpf_ktime_get_ns() - t0;
 	return IOU_LOOP_CONTINUE;
 }
 

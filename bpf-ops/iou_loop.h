@@ -184,7 +184,9 @@ struct iou_loop_ctl {
 	__u32 ev_cancelled;
 	__u32 ev_shorts;
 	__u32 starve_notified;	/* the monitor was told about this starvation */
-	__u64 resv[6];
+	__u64 step_ns;		/* time spent inside loop_step, summed */
+	__u64 busy_steps;	/* steps that asked to come back at once */
+	__u64 resv[4];
 
 	__u32 evalq[LOOP_MAX_SLOTS];
 	struct iou_loop_slot slots[LOOP_MAX_SLOTS];

@@ -128,8 +128,28 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 struct bpf_loop_handle {
 	struct iou_loop_bpf *skel;
 	struct bpf_link *link;
-	char vlog[512];		/* the verifier's statistics (log level 4) */
+	char *vlog;		/* the verifier's statistics (log level 4) */
 };
+
+#define VLOG_SIZE	(256 << 10)
+
+/* the verifier's summary lines, joined: "processed N insns ...; verification time ..." */
+static void vlog_summary(const char *log, char *out, size_t len)
+{
+	const char *keys[] = { "processed ", "verification time" };
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *p = strstr(log, keys[k]);
+		size_t n;
+
+		if (!p)
+			continue;
+		n = strcspn(p, "\n");
+		o += snprintf(out + o, o < len ? len - o : 0, "%s%.*s", o ? "; " : "", (int)n, p);
+	}
+}
 
 static double mono_s(void)
 {
@@ -173,22 +193,26 @@ int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loo
 		goto fail;
 	}
 	/* statistics only: how much the verifier had to walk, and how long */
-	bpf_program__set_log_buf(h->skel->progs.loop_step, h->vlog, sizeof(h->vlog));
-	bpf_program__set_log_level(h->skel->progs.loop_step, 4);
+	h->vlog = calloc(1, VLOG_SIZE);
+	if (h->vlog) {
+		bpf_program__set_log_buf(h->skel->progs.loop_step, h->vlog, VLOG_SIZE);
+		bpf_program__set_log_level(h->skel->progs.loop_step, 4);
+	}
 	t0 = mono_s();
 	ret = iou_loop_bpf__load(h->skel);
-	if (ret) {
+	if (ret && h->vlog) {
 		/* again with libbpf's own log, which it prints in full on failure */
 		iou_loop_bpf__destroy(h->skel);
 		h->skel = loop_open(ring_fd, p);
 		ret = h->skel ? iou_loop_bpf__load(h->skel) : -errno;
-	} else {
-		h->vlog[sizeof(h->vlog) - 1] = '\0';
-		for (char *c = h->vlog; *c; c++)
-			if (*c == '\n')
-				*c = ' ';
-		log_info("loop_step program loaded in %.2f s; verifier: %s", mono_s() - t0, h->vlog);
+	} else if (!ret) {
+		char sum[512];
+
+		vlog_summary(h->vlog ? h->vlog : "", sum, sizeof(sum));
+		log_info("loop_step program loaded in %.2f s; verifier: %s", mono_s() - t0, sum);
 	}
+	free(h->vlog);
+	h->vlog = NULL;
 	if (ret) {
 		snprintf(err, err_len, "loading the loop_step program failed: %s (the verifier's "
 			 "log is above)", strerror(-ret));

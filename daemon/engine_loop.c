@@ -288,10 +288,13 @@ static void loop_detach(struct pipeline_run *pr)
 				    (uint64_t)le->ctl->bpf_bytes);
 		log_info("pipeline %s: BPF op %u counted %" PRIu64 " completions, %" PRIu64
 			 " failures, %" PRIu64 " bytes copied in the kernel; the loop took %" PRIu64
-			 " steps, %" PRIu64 " SQEs, %" PRIu64 " CQEs, %" PRIu64 " resubmissions",
-			 pr->cfg.name, bpf_op_id_for(&pr->plan), done, failed, bytes,
-			 (uint64_t)le->ctl->steps, (uint64_t)le->ctl->sqes,
-			 (uint64_t)le->ctl->cqes, (uint64_t)le->ctl->retries);
+			 " steps (%" PRIu64 " without a wait, %.3f s inside them), %" PRIu64 " SQEs, %"
+			 PRIu64 " CQEs, %" PRIu64 " resubmissions, %" PRIu64 " checkpoint flushes, %"
+			 PRIu64 " kicks", pr->cfg.name, bpf_op_id_for(&pr->plan), done, failed, bytes,
+			 (uint64_t)le->ctl->steps, (uint64_t)le->ctl->busy_steps,
+			 le->ctl->step_ns / 1e9, (uint64_t)le->ctl->sqes, (uint64_t)le->ctl->cqes,
+			 (uint64_t)le->ctl->retries, (uint64_t)le->ctl->fsync_rounds,
+			 (uint64_t)le->ctl->kicks);
 	}
 	/* the links go first: no step runs once they are gone */
 	bpf_loop_detach(le->loop);
@@ -488,13 +491,24 @@ static int loop_drive(struct pipeline_run *pr)
 		return pipeline_fail(pr, ret, "engine = loop: cannot start the monitor thread: %s",
 				     strerror(-ret));
 	for (;;) {
-		heartbeat(st, now_ns());
+		uint64_t t0 = now_ns();
+
+		heartbeat(st, t0);
+		/* counted before: the call lasts the whole pipeline */
+		atomic_store(&st->enters, pr->ring.enters + 1);
 		ret = ring_enter_loop(&pr->ring);
 		atomic_store(&st->enters, pr->ring.enters);
 		state = rd32(&ctl->state);
+		log_debug("pipeline %s: io_uring_enter returned %d after %.3f s, loop state %u, "
+			  "%" PRIu64 " steps", pr->cfg.name, ret, (now_ns() - t0) / 1e9, state,
+			  (uint64_t)ctl->steps);
 		if (state != LOOP_RUNNING)
 			break;
-		/* signals end the call with -EINTR; the loop goes on where it was */
+		/*
+		 * Signals end the call with -EINTR, and so does task work queued
+		 * with TWA_SIGNAL (io-wq asking for a new worker): the loop goes
+		 * on where it was.
+		 */
 		if (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY)
 			continue;
 		if (ret < 0) {

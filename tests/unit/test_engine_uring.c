@@ -646,6 +646,45 @@ static void engine_bpf_is_refused_without_bpf_ops(void **state)
 			    "(built without the patched kernel's vmlinux.h)");
 }
 
+static void engine_loop_is_refused_without_bpf_ops(void **state)
+{
+	struct fx *f = *state;
+	uint8_t buf[10] = { 0 };
+	char msg[512];
+
+	make_file(f, "src", buf, sizeof(buf));
+	assert_int_equal(run(f, "[pipeline p]\nengine = loop\ntransform = copy\nsource = @D/src\n"
+			     "destination = @D/out\n"), -EOPNOTSUPP);
+	pipeline_status_get_error(&f->st, msg, sizeof(msg));
+	assert_string_equal(msg, "engine = loop is not available: this build has no BPF ops "
+			    "(built without the patched kernel's vmlinux.h)");
+	assert_false(f->probe.loop_ok);
+}
+
+static void engine_select_loop_only_when_asked(void **state)
+{
+	struct engine_probe probe = { .probed = true, .bpf_ok = true, .loop_ok = true };
+	const struct engine_ops *e = NULL;
+	char note[256];
+
+	(void)state;
+	assert_int_equal(engine_select(ENGINE_LOOP, &probe, &e, note, sizeof(note)), 0);
+	assert_ptr_equal(e, &engine_loop_ops);
+	assert_string_equal(e->name, "loop");
+	assert_non_null(e->drive);
+	/* auto stays on bpf even where loop would work */
+	assert_int_equal(engine_select(ENGINE_AUTO, &probe, &e, note, sizeof(note)), 0);
+	assert_ptr_equal(e, &engine_bpf_ops);
+	/* bpf there, the loop not: says what is missing */
+	probe.loop_ok = false;
+	snprintf(probe.loop_why, sizeof(probe.loop_why), "no loop here");
+	assert_int_equal(engine_select(ENGINE_LOOP, &probe, &e, note, sizeof(note)),
+			 -EOPNOTSUPP);
+	assert_string_equal(note, "engine = loop is not available: no loop here");
+	assert_int_equal(engine_select(ENGINE_BPF, &probe, &e, note, sizeof(note)), 0);
+	assert_ptr_equal(e, &engine_bpf_ops);
+}
+
 static void engine_auto_falls_back_to_uring_and_says_so(void **state)
 {
 	struct fx *f = *state;
@@ -768,6 +807,8 @@ int main(void)
 	T(direct_io_copies_an_unaligned_length);
 	T(direct_io_refuses_unaligned_offsets_up_front);
 	T(engine_bpf_is_refused_without_bpf_ops);
+	T(engine_loop_is_refused_without_bpf_ops);
+	T(engine_select_loop_only_when_asked);
 	T(engine_auto_falls_back_to_uring_and_says_so);
 	T(enters_are_counted_once_per_batch);
 	T(stripe_copies_in_userspace_on_the_uring_engine);
