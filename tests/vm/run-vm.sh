@@ -177,7 +177,7 @@ while IFS= read -r e; do
 done < <(grep -a 'IOU-ERROR: ' "$console" | grep -av 'IOU-TAP: ' | tr -d '\r')
 panic=$(grep -a -m1 -E 'Kernel panic|end Kernel panic' "$console" || true)
 [ -z "$panic" ] || problems+=("kernel did not panic ($panic)")
-kbad=$(grep -av 'IOU-' "$console" | grep -a -m5 -E 'BUG:|WARNING:|Oops|kmemleak: .*(leak|unreferenced)|UBSAN:' || true)
+kbad=$(grep -av 'IOU-' "$console" | grep -a -m5 -E 'BUG:|WARNING:|Oops|kmemleak: [0-9]+ new suspected memory leak|UBSAN:' || true)
 [ -z "$kbad" ] || problems+=("console has no kernel BUG/WARNING/Oops ($(head -1 <<<"$kbad" | tr -d '\r'))")
 
 # The results disk's TAP log is authoritative; the console stream shown live
