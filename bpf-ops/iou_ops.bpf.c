@@ -23,11 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define EFAULT	14
 #define EINVAL	22
 
-/* pahole 1.24 emits no kfunc decl tags: declare them ourselves */
-extern void uring_bpf_set_result(struct uring_bpf_data *data, int res) __ksym;
-extern ssize_t uring_bpf_memcpy(const struct uring_bpf_data *data,
-				struct io_bpf_buf_desc *dst,
-				struct io_bpf_buf_desc *src) __ksym;
+#include "iou_kfuncs.h"
 
 /* what the programs did, by op id: the daemon reads these for its counters */
 __u64 nr_completed[IOU_OP_ID_MAX + 1];
