@@ -78,15 +78,11 @@ LOOP_INLINE struct io_uring_sqe *loop_sqe(struct iou_loop_ctl *ctl, struct iou_l
 {
 	__u32 k = LOOP_READ(ctl->sq_k);
 	struct io_uring_sqe *sqe;
-	__u64 *w;
-	int i;
 
 	if (k >= LOOP_SQ_ENTRIES)
 		return (void *)0;
 	sqe = &sq->sqes[k & LOOP_SQ_MASK];
-	w = (__u64 *)sqe;
-	for (i = 0; i < 8; i++)
-		w[i] = 0;
+	__builtin_memset(sqe, 0, sizeof(*sqe));
 	LOOP_WRITE(ctl->sq_k, k + 1);
 	return sqe;
 }
@@ -131,15 +127,32 @@ LOOP_INLINE void loop_fail(struct iou_loop_ctl *ctl, __u32 kind, __s32 res, __u6
 	LOOP_WRITE(ctl->state, LOOP_FAILED);
 }
 
-/* request @o of chain slot @s, from where it stopped; linked to the next if @link */
-LOOP_INLINE int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, struct iou_loop_tmpl *t,
-			    struct iou_loop_slot *sl, __u32 s, __u32 o, int link)
+/*
+ * Request @o of the chain in slot @s, from where it stopped, linked to the
+ * next one if @link. 0, or -1 when the SQ is full. (The caller says @link:
+ * computed here from @o, 6.12's verifier can lose the bounds of @o through
+ * the compare of o + 1.)
+ */
+LOOP_FN int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 s, __u32 o,
+			__u32 link)
 {
-	struct iou_loop_op *op = &t->ops[o & LOOP_OP_MASK];
-	__u32 done = sl->ops[o & LOOP_OP_MASK].done;
-	struct io_uring_sqe *sqe = loop_sqe(ctl, sq);
-	__u8 kind = op->kind;
+	struct iou_loop_slot *sl;
+	struct iou_loop_tmpl *t;
+	struct iou_loop_op *op;
+	struct io_uring_sqe *sqe;
+	__u32 done;
+	__u8 kind;
 
+	if (!ctl || !sq)
+		return -1;
+	s &= LOOP_SLOT_MASK;
+	o &= LOOP_OP_MASK;
+	sl = &ctl->slots[s];
+	t = loop_tmpl_of(ctl, LOOP_READ(sl->block));
+	op = &t->ops[o];
+	done = sl->ops[o].done;
+	kind = op->kind;
+	sqe = loop_sqe(ctl, sq);
 	if (!sqe)
 		return -1;
 	sqe->user_data = loop_ud(LOOP_TAG_CHAIN, s, o);
@@ -160,17 +173,21 @@ LOOP_INLINE int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, st
 		sqe->off = op->off + done;
 		sqe->buf_index = op->buf_index;
 	}
-	sl->ops[o & LOOP_OP_MASK].res = 0;
+	sl->ops[o].res = 0;
 	return 0;
 }
 
-/* submit requests next..nr_ops-1 of slot @s as one linked group */
-LOOP_INLINE int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, struct iou_loop_tmpl *t,
-			       struct iou_loop_slot *sl, __u32 s)
+/* submit requests next..nr_ops-1 of slot @s as one linked group; 0 or -1 */
+LOOP_FN int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 s)
 {
-	__u32 next = LOOP_READ(sl->next), n = LOOP_READ(sl->nr_ops);
-	__u32 o;
+	struct iou_loop_slot *sl;
+	__u32 next, n, o;
 
+	if (!ctl || !sq)
+		return -1;
+	sl = &ctl->slots[s & LOOP_SLOT_MASK];
+	next = LOOP_READ(sl->next);
+	n = LOOP_READ(sl->nr_ops);
 	if (n > LOOP_MAX_OPS || next >= n)
 		return -1;
 	for (o = 0; o < LOOP_MAX_OPS; o++) {
@@ -178,7 +195,7 @@ LOOP_INLINE int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq,
 			continue;
 		if (o >= n)
 			break;
-		if (loop_put_op(ctl, sq, t, sl, s, o, o + 1 < n))
+		if (loop_put_op(ctl, sq, s, o, o + 1 < n))
 			return -1;
 	}
 	LOOP_WRITE(sl->inflight, n - next);
@@ -256,17 +273,74 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 
 /* ---- judge ---- */
 
+enum {
+	LOOP_JUDGED_DONE = 0,		/* the request moved everything it had to */
+	LOOP_JUDGED_CANCELLED = 1,	/* cut off by an earlier one in its link */
+	LOOP_JUDGED_SHORT = 2,		/* moved some: the rest goes again */
+};
+
+/* request @o of slot @s has its CQE: LOOP_JUDGED_*, or -1 (failure recorded) */
+LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
+{
+	struct iou_loop_slot_op *so;
+	struct iou_loop_slot *sl;
+	struct iou_loop_tmpl *t;
+	struct iou_loop_op *op;
+	__u64 block;
+	__s32 res;
+
+	if (!ctl)
+		return -1;
+	s &= LOOP_SLOT_MASK;
+	o &= LOOP_OP_MASK;
+	sl = &ctl->slots[s];
+	block = LOOP_READ(sl->block);
+	t = loop_tmpl_of(ctl, block);
+	op = &t->ops[o];
+	so = &sl->ops[o];
+	res = so->res;
+	if (res == -LOOP_ECANCELED)
+		return LOOP_JUDGED_CANCELLED;
+	if (res < 0) {
+		loop_fail(ctl, op->kind, res, block, o, op->file, op->off + so->done,
+			  op->len - so->done, so->done);
+		return -1;
+	}
+	if (op->kind == LOOP_OP_BPF) {
+		if ((__u32)res != op->expect) {
+			loop_fail(ctl, LOOP_OP_BPF, -LOOP_EIO, block, o, 0, 0, op->expect,
+				  (__u32)res);
+			return -1;
+		}
+		so->done = res;
+		ctl->bpf_ops++;
+		ctl->bpf_bytes += res;
+		return LOOP_JUDGED_DONE;
+	}
+	/* READ or WRITE */
+	so->done += res;
+	if (so->done >= op->expect)
+		return LOOP_JUDGED_DONE;
+	if (res == 0) {
+		loop_fail(ctl, op->kind, op->kind == LOOP_OP_READ ? -LOOP_ENODATA : -LOOP_EIO,
+			  block, o, op->file, op->off + so->done, op->len - so->done, so->done);
+		return -1;
+	}
+	return LOOP_JUDGED_SHORT;
+}
+
 /*
- * Judge the next chain whose group has completed. 1: judged, 0: none
- * left (or no SQ room for a resubmission: it stays queued), -1: failed.
+ * Judge the next chain whose group has completed, like the daemon's
+ * generic driver: an error fails the pipeline, a short transfer resubmits
+ * the rest of the chain from where it stopped, all done frees the slot.
+ * 1: judged, 0: none left (or no SQ room for a resubmission: it stays
+ * queued), -1: failed.
  */
 LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 {
-	__u32 head, s, next, n, first;
+	__u32 head, s, next, n, first, o;
 	struct iou_loop_slot *sl;
-	struct iou_loop_tmpl *t;
-	__u64 block;
-	__u32 o;
+	int r;
 
 	if (!ctl || !sq)
 		return 0;
@@ -275,8 +349,6 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 		return 0;
 	s = ctl->evalq[head & LOOP_SLOT_MASK] & LOOP_SLOT_MASK;
 	sl = &ctl->slots[s];
-	block = LOOP_READ(sl->block);
-	t = loop_tmpl_of(ctl, block);
 	next = LOOP_READ(sl->next);
 	n = LOOP_READ(sl->nr_ops);
 	/* a resubmission needs room; judge it next step otherwise */
@@ -288,58 +360,30 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	LOOP_WRITE(ctl->ev_shorts, 0);
 
 	for (o = 0; o < LOOP_MAX_OPS; o++) {
-		struct iou_loop_slot_op *so = &sl->ops[o];
-		struct iou_loop_op *op = &t->ops[o];
-		__s32 res;
-
 		if (o < next)
 			continue;
 		if (o >= n)
 			break;
-		res = so->res;
-		if (res == -LOOP_ECANCELED) {
+		r = loop_judge(ctl, s, o);
+		if (r < 0)
+			return -1;
+		if (r == LOOP_JUDGED_DONE)
+			continue;
+		if (r == LOOP_JUDGED_CANCELLED)
 			LOOP_WRITE(ctl->ev_cancelled, 1);
-			if (LOOP_READ(ctl->ev_first) > o)
-				LOOP_WRITE(ctl->ev_first, o);
-			continue;
-		}
-		if (res < 0) {
-			loop_fail(ctl, op->kind, res, block, o, op->file, op->off + so->done,
-				  op->len - so->done, so->done);
-			return -1;
-		}
-		if (op->kind == LOOP_OP_BPF) {
-			if ((__u32)res != op->expect) {
-				loop_fail(ctl, LOOP_OP_BPF, -LOOP_EIO, block, o, 0, 0, op->expect,
-					  (__u32)res);
-				return -1;
-			}
-			so->done = res;
-			ctl->bpf_ops++;
-			ctl->bpf_bytes += res;
-			continue;
-		}
-		/* READ or WRITE */
-		so->done += res;
-		if (so->done >= op->expect)
-			continue;
-		if (res == 0) {
-			loop_fail(ctl, op->kind, op->kind == LOOP_OP_READ ? -LOOP_ENODATA : -LOOP_EIO,
-				  block, o, op->file, op->off + so->done, op->len - so->done,
-				  so->done);
-			return -1;
-		}
-		LOOP_WRITE(ctl->ev_shorts, 1);
+		else
+			LOOP_WRITE(ctl->ev_shorts, 1);
 		if (LOOP_READ(ctl->ev_first) > o)
 			LOOP_WRITE(ctl->ev_first, o);
 	}
 	first = LOOP_READ(ctl->ev_first);
 	/* the link was cut: fine after a short transfer, an error otherwise */
 	if (LOOP_READ(ctl->ev_cancelled) && !LOOP_READ(ctl->ev_shorts)) {
-		struct iou_loop_op *op = &t->ops[first & LOOP_OP_MASK];
+		struct iou_loop_op *op;
 
-		loop_fail(ctl, op->kind, -LOOP_ECANCELED, block, first, op->file, op->off,
-			  op->len, 0);
+		op = &loop_tmpl_of(ctl, LOOP_READ(sl->block))->ops[first & LOOP_OP_MASK];
+		loop_fail(ctl, op->kind, -LOOP_ECANCELED, LOOP_READ(sl->block), first, op->file,
+			  op->off, op->len, 0);
 		return -1;
 	}
 	if (first >= n) {
@@ -350,8 +394,8 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	/* the rest of the chain, from the first request not done */
 	ctl->retries++;
 	LOOP_WRITE(sl->next, first);
-	if (loop_put_group(ctl, sq, t, sl, s)) {
-		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, block, first, 0, 0, 0, 0);
+	if (loop_put_group(ctl, sq, s)) {
+		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, LOOP_READ(sl->block), first, 0, 0, 0, 0);
 		return -1;
 	}
 	return 1;
@@ -471,7 +515,6 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	struct iou_loop_slot *sl;
 	struct iou_loop_tmpl *t;
 	__u32 s, n;
-	int o;
 
 	if (!ctl || !sq)
 		return 0;
@@ -501,10 +544,9 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	LOOP_WRITE(sl->block, b);
 	LOOP_WRITE(sl->nr_ops, n);
 	LOOP_WRITE(sl->next, 0);
-	for (o = 0; o < LOOP_MAX_OPS; o++)
-		sl->ops[o].done = 0;
+	__builtin_memset(sl->ops, 0, sizeof(sl->ops));
 	LOOP_WRITE(sl->busy, 1);
-	if (loop_put_group(ctl, sq, t, sl, s)) {
+	if (loop_put_group(ctl, sq, s)) {
 		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, b, 0, 0, 0, 0, 0);
 		return -1;
 	}

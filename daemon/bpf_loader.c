@@ -37,17 +37,33 @@ bool bpf_loader_available(void)
 	return true;
 }
 
-/* libbpf's messages (the verifier log among them) go to our log */
+/*
+ * libbpf's messages go to our log, a line each. A failed load comes with
+ * the verifier's whole log in one message: its head and its tail (where
+ * the reason is) are kept.
+ */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	enum { HEAD = 8, TAIL = 60 };
+	char *buf = NULL, *line, *save = NULL;
+	int nlines = 0, i = 0;
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	buf[strcspn(buf, "\n")] = '\0';
-	if (level == LIBBPF_WARN)
-		log_warning("libbpf: %s", buf);
-	else
-		log_debug("libbpf: %s", buf);
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
+	for (char *c = buf; *c; c++)
+		nlines += *c == '\n';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
+		if (i == HEAD && nlines > HEAD + TAIL + 1)
+			log_msg(level == LIBBPF_WARN ? LOG_LEVEL_WARNING : LOG_LEVEL_DEBUG,
+				"libbpf: ... (%d lines) ...", nlines - HEAD - TAIL);
+		if (i >= HEAD && i < nlines - TAIL)
+			continue;
+		if (level == LIBBPF_WARN)
+			log_warning("libbpf: %s", line);
+		else
+			log_debug("libbpf: %s", line);
+	}
+	free(buf);
 	return 0;
 }
 

@@ -981,18 +981,34 @@ static void wind_down(struct pipeline_run *pr, enum ckpt_state state)
 		ckpt_write(pr, state, pr->durable);
 }
 
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
 int pipeline_execute(struct pipeline_run *pr)
 {
 	struct pipeline_status *st = pr->env->status;
+	struct rusage t0, t1, p0, p1;
 	int ret;
 
 	atomic_store(&st->state, PIPELINE_RUNNING);
 	atomic_store(&st->start_ns, now_ns());
+	getrusage(RUSAGE_THREAD, &t0);
+	getrusage(RUSAGE_SELF, &p0);
 	if (pr->plan.nr_blocks)
 		ret = pr->engine->drive ? pr->engine->drive(pr) : drive_chains(pr);
 	else
 		ret = 0;
 	atomic_store(&st->end_ns, now_ns());
+	getrusage(RUSAGE_THREAD, &t1);
+	getrusage(RUSAGE_SELF, &p1);
+	/* the process includes io-wq workers (and other pipelines' threads) */
+	log_info("pipeline %s: %.3f s; CPU of its thread %.3f s user, %.3f s system; of the "
+		 "process %.3f s user, %.3f s system", pr->cfg.name,
+		 (atomic_load(&st->end_ns) - atomic_load(&st->start_ns)) / 1e9,
+		 tv_s(t1.ru_utime) - tv_s(t0.ru_utime), tv_s(t1.ru_stime) - tv_s(t0.ru_stime),
+		 tv_s(p1.ru_utime) - tv_s(p0.ru_utime), tv_s(p1.ru_stime) - tv_s(p0.ru_stime));
 	if (ret == 0)
 		ret = finish(pr);
 	if (ret == -EINTR) {
