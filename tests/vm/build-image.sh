@@ -23,7 +23,7 @@ IMG=$BUILD_ROOT/image
 PAYLOAD=$BUILD_ROOT/payload
 MKOSI_CONF=$REPO/tests/vm/mkosi
 GUEST=$REPO/tests/vm/guest
-ROOT_FREE_MB=${ROOT_FREE_MB:-1024}
+ROOT_FREE_MB=${ROOT_FREE_MB:-4096}
 
 mkdir -p "$IMG" "$PAYLOAD"
 exec 8>"$IMG/.lock"
