@@ -277,6 +277,11 @@ enum {
 	LOOP_JUDGED_DONE = 0,		/* the request moved everything it had to */
 	LOOP_JUDGED_CANCELLED = 1,	/* cut off by an earlier one in its link */
 	LOOP_JUDGED_SHORT = 2,		/* moved some: the rest goes again */
+	/*
+	 * done, but with less than it asked for (an O_DIRECT read of the
+	 * source's unaligned tail), which cut the link all the same
+	 */
+	LOOP_JUDGED_DONE_CUT = 3,
 };
 
 /* request @o of slot @s has its CQE: LOOP_JUDGED_*, or -1 (failure recorded) */
@@ -288,6 +293,7 @@ LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 	struct iou_loop_op *op;
 	__u64 block;
 	__s32 res;
+	int cut;
 
 	if (!ctl)
 		return -1;
@@ -318,9 +324,10 @@ LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 		return LOOP_JUDGED_DONE;
 	}
 	/* READ or WRITE */
+	cut = (__u32)res < op->len - so->done;
 	so->done += res;
 	if (so->done >= op->expect)
-		return LOOP_JUDGED_DONE;
+		return cut ? LOOP_JUDGED_DONE_CUT : LOOP_JUDGED_DONE;
 	if (res == 0) {
 		loop_fail(ctl, op->kind, op->kind == LOOP_OP_READ ? -LOOP_ENODATA : -LOOP_EIO,
 			  block, o, op->file, op->off + so->done, op->len - so->done, so->done);
@@ -369,6 +376,10 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 			return -1;
 		if (r == LOOP_JUDGED_DONE)
 			continue;
+		if (r == LOOP_JUDGED_DONE_CUT) {
+			LOOP_WRITE(ctl->ev_shorts, 1);
+			continue;
+		}
 		if (r == LOOP_JUDGED_CANCELLED)
 			LOOP_WRITE(ctl->ev_cancelled, 1);
 		else

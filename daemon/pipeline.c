@@ -650,6 +650,13 @@ static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 		}
 		if (res < 0)
 			return chain_fail(pr, c, op, res, strerror(-res));
+		/*
+		 * Less than asked for cuts the link, also when it is all there
+		 * is: an O_DIRECT read of a source's unaligned tail
+		 */
+		if ((op->kind == CHAIN_OP_READ || op->kind == CHAIN_OP_WRITE) &&
+		    (uint32_t)res < op->io_len - op->done)
+			short_seen = true;
 		switch (op->kind) {
 		case CHAIN_OP_READ:
 			op->done += res;

@@ -614,6 +614,26 @@ static void direct_io_copies_an_unaligned_length(void **state)
 	free(buf);
 }
 
+/* copy links the read to the write: the short read of the tail must not fail it */
+static void direct_io_copies_an_unaligned_source_tail(void **state)
+{
+	struct fx *f = *state;
+	size_t len = 3 * (256 << 10) + 1000;
+	uint8_t *buf = malloc(len);
+
+	if (!direct_io_works_here(f)) {
+		print_message("skipped: O_DIRECT is not supported in %s\n", f->dir);
+		free(buf);
+		skip();
+	}
+	tu_fill(buf, len, 16);
+	make_file(f, "src", buf, len);
+	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = copy\ndirect = yes\n"
+			     "source = @D/src\ndestination = @D/out\nblock_size = 256K\n"), 0);
+	expect_file(f, "out", buf, len);
+	free(buf);
+}
+
 static void direct_io_refuses_unaligned_offsets_up_front(void **state)
 {
 	struct fx *f = *state;
@@ -805,6 +825,7 @@ int main(void)
 	T(destination_that_is_the_source_is_refused);
 	T(inconsistent_destripe_sources_are_refused);
 	T(direct_io_copies_an_unaligned_length);
+	T(direct_io_copies_an_unaligned_source_tail);
 	T(direct_io_refuses_unaligned_offsets_up_front);
 	T(engine_bpf_is_refused_without_bpf_ops);
 	T(engine_loop_is_refused_without_bpf_ops);
