@@ -540,6 +540,13 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	}
 	LOOP_WRITE(ctl->starved, 0);
 	LOOP_WRITE(ctl->starve_notified, 0);
+	/*
+	 * What a crash may cost is bounded, as for the other engines: about a
+	 * queue depth of blocks plus checkpoint_interval past the last flush.
+	 * The flush that moves durable is a CQE away, and wakes us.
+	 */
+	if (b + 1 > LOOP_READ(ctl->durable) + ctl->ckpt_blocks + LOOP_READ(ctl->nr_slots))
+		return 0;
 	s = loop_slot_of(ctl, b);
 	sl = &ctl->slots[s];
 	if (LOOP_READ(sl->busy))

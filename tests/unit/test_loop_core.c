@@ -371,6 +371,9 @@ static uint32_t model_run(struct model *m)
 		assert_true(m->ctl->watermark <= m->ctl->next_block);
 		assert_true(m->ctl->next_block - m->ctl->watermark <= m->ctl->nr_slots);
 		assert_true(m->ctl->next_block <= m->ctl->filled);
+		/* a crash re-copies at most a queue depth plus ckpt_blocks */
+		assert_true(m->ctl->next_block <=
+			    m->ctl->durable + m->ctl->ckpt_blocks + m->ctl->nr_slots);
 		assert_int_equal(m->ctl->strays, 0);
 		/* no wait while work is left, but completions may still come in */
 		if (!m->ctl->more || rnd(m) % 4 == 0)
