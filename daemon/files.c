@@ -119,6 +119,28 @@ void files_close(struct pipeline_run *pr)
 	pr->nr_src = pr->nr_dst = 0;
 }
 
+/*
+ * A new open of a file whose page cache failed writeback earlier, unseen
+ * (say the last close of a block device flushed it into an EIO), is told
+ * of that error by its first fsync: errseq_sample() hands unseen errors to
+ * new openers. It is about writes no checkpoint ever vouched for: those
+ * below the checkpoint were flushed by an fdatasync that succeeded, those
+ * above it are written again. So flush once here and take the old error
+ * as a warning, or the first checkpoint flush would fail the pipeline for
+ * a fault already cleared. A fault still there fails the new writes.
+ */
+static void files_consume_old_wb_errors(struct pipeline_run *pr)
+{
+	for (int i = 0; i < pr->nr_dst; i++) {
+		if (fdatasync(pr->dst[i].fd) == 0)
+			continue;
+		log_warning("pipeline %s: destination %s: an earlier writeback error (%s) "
+			    "was pending when it was opened; what it lost lies past the "
+			    "checkpoint and is written again", pr->cfg.name,
+			    pr->dst[i].path, strerror(errno));
+	}
+}
+
 int files_open(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
@@ -149,6 +171,7 @@ int files_open(struct pipeline_run *pr)
 						     "destinations %s and %s are the same file",
 						     pr->dst[j].path, pr->dst[i].path);
 	}
+	files_consume_old_wb_errors(pr);
 	for (int i = 0; i < pr->nr_src; i++)
 		if (pc->offset > pr->src[i].size)
 			return pipeline_fail(pr, -EINVAL,
