@@ -4,15 +4,16 @@
 BUILD_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iou-offload
 KCONFIG    ?= guest
 GUEST_TESTS ?=
+SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test check test run demo bench bench-kfunc clean-image
+.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 18
-	@echo "variables: BUILD_ROOT=dir  KCONFIG=guest|debug  GUEST_TESTS='suite ...'  ACCEL=auto|tcg|kvm"
+	@echo "variables: BUILD_ROOT=dir  KCONFIG=guest|debug  GUEST_TESTS='suite ...'  ACCEL=auto|tcg|kvm  RESET_RUNS=n"
 
 deps: ## install every package the project needs (apt-get; quiet when all is there)
 	@scripts/deps.sh
@@ -39,10 +40,20 @@ image: kernel selftests daemon ## the mkosi guest image (cached by its config) p
 vm-test: image ## boot the patched kernel in QEMU, run the guest suites, print TAP and a summary
 	@tests/vm/run-vm.sh test
 
+vm-reset: image ## hard resets of the guest mid-copy (sysrq-b, QEMU killed), reboot, restart: byte-identical (RESET_RUNS=2)
+	@tests/vm/reset-test.sh
+
+soak: ## SOAK_SECONDS (600) of 8 pipelines with random reload/stop/start/kill -9 on the debug kernel (KASAN, lockdep, kmemleak)
+	@$(MAKE) -s image KCONFIG=guest
+	@$(MAKE) -s kernel KCONFIG=debug
+	@KCONFIG=debug GUEST_TESTS=soak TIMEOUT=$$(( $(SOAK_SECONDS) + 1500 )) \
+		VM_APPEND="iou.soak_seconds=$(SOAK_SECONDS) iou.suite_timeout=$$(( $(SOAK_SECONDS) + 1200 ))" \
+		tests/vm/run-vm.sh test
+
 check: deps ## host tier: unit tests and the uring engine on real files (loads nothing into the host kernel)
 	@$(MAKE) -s -C tests/unit check
 
-test: check vm-test ## check, then vm-test
+test: check vm-test vm-reset ## check, then vm-test, then vm-reset
 
 run: image ## boot the guest and run the default pipeline with systemctl start iou-offloadd
 	@tests/vm/run-vm.sh demo

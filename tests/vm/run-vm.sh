@@ -17,7 +17,9 @@
 # 1800), VM_MEM (2G), VM_SMP (2), KERNEL (bzImage), VM_IMAGE (root.raw),
 # VM_APPEND (extra kernel command line, e.g. iou.trace or
 # iou.suite_timeout=N), VM_TSC_KHZ, VM_SCRATCH_MB (default 0: no scratch disk;
-# N: an N MiB zeroed virtio disk, serial iou-scratch, for the suites).
+# N: an N MiB zeroed virtio disk, serial iou-scratch, for the suites),
+# VM_SCRATCH_IMG (an existing file as that disk, kept after the run),
+# VM_RESET=sysrq|kill (the boot is to end in a hard reset; see reset-test.sh).
 # Each run's console log, TAP log and artifacts stay in $BUILD_ROOT/runs/.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
@@ -42,6 +44,15 @@ tests=$(echo "$tests" | tr ' ,' '\n\n' | sed '/^$/d' | paste -sd, -)
 
 [ -f "$KERNEL" ] || die "no kernel at $KERNEL (run make kernel)"
 [ -f "$IMAGE" ] || die "no guest image at $IMAGE (run make image)"
+
+# One guest at a time on this machine: TCG guests share its cores, and
+# figures or timeouts from two guests at once mean little.
+mkdir -p "$BUILD_ROOT/runs"
+exec 8>"$BUILD_ROOT/runs/vm.lock"
+if ! flock -n 8; then
+	log "waiting for another guest run to finish ($BUILD_ROOT/runs/vm.lock)"
+	flock 8
+fi
 
 # demo and bench are suites other components install; say so plainly if absent
 suite_installed() {
@@ -105,7 +116,12 @@ fi
 rm -f "$results"
 truncate -s 256M "$results"
 scratch_args=()
-if [ "$VM_SCRATCH_MB" -gt 0 ]; then
+if [ -n "${VM_SCRATCH_IMG:-}" ]; then
+	# a scratch disk that outlives this boot (tests/vm/reset-test.sh)
+	[ -f "$VM_SCRATCH_IMG" ] || die "no scratch image at $VM_SCRATCH_IMG"
+	scratch_args=(-drive "file=$VM_SCRATCH_IMG,format=raw,if=none,id=scratch,cache=unsafe"
+		-device virtio-blk-pci,drive=scratch,serial=iou-scratch)
+elif [ "$VM_SCRATCH_MB" -gt 0 ]; then
 	truncate -s "${VM_SCRATCH_MB}M" "$run/scratch.raw"
 	scratch_args=(-drive "file=$run/scratch.raw,format=raw,if=none,id=scratch,cache=unsafe"
 		-device virtio-blk-pci,drive=scratch,serial=iou-scratch)
@@ -124,6 +140,14 @@ cmdline="console=ttyS0 root=/dev/vda rw rootfstype=ext4 init=/lib/systemd/system
 cmdline+=" systemd.unit=iou-test.target systemd.show_status=error panic=-1 mitigations=off"
 [ "$accel" = tcg ] && [ "${VM_TSC_KHZ:-0}" -gt 0 ] && cmdline+=" tsc=reliable tsc_early_khz=$VM_TSC_KHZ"
 [ -n "$tests" ] && cmdline+=" iou.tests=$tests"
+# VM_RESET=sysrq|kill: this boot ends in a hard reset of the guest, by the
+# guest's sysrq or by SIGKILL to QEMU once the console says IOU-RESET-NOW
+VM_RESET=${VM_RESET:-}
+case "$VM_RESET" in
+''|sysrq|kill) ;;
+*) die "VM_RESET must be sysrq or kill" ;;
+esac
+[ -n "$VM_RESET" ] && cmdline+=" iou.reset=$VM_RESET"
 [ -n "$VM_APPEND" ] && cmdline+=" $VM_APPEND"
 
 log "vm $mode: accelerator $accel$([ "$ACCEL" = auto ] && [ "$accel" = tcg ] && echo " (KVM probe failed)"), ${tests:+suites $tests, }timeout ${TIMEOUT} s"
@@ -147,6 +171,17 @@ qpid=$!
 tail -s 0.5 --pid=$qpid -n +1 -F "$console" 2>/dev/null | sed -un 's/\r$//; s/^.*IOU-TAP: //p' \
 	| tee "$run/live.tap" &
 tpid=$!
+if [ "$VM_RESET" = kill ]; then
+	# pull the plug: SIGKILL to QEMU (the child of timeout), no flush
+	( while kill -0 $qpid 2>/dev/null; do
+		if grep -a 'IOU-RESET-NOW' "$console" | grep -qv 'IOU-TAP'; then
+			sleep "0.$((RANDOM % 10))"
+			pkill -KILL -P $qpid qemu-system && echo killed > "$run/reset-kill"
+			break
+		fi
+		sleep 0.2
+	done ) &
+fi
 rc=0
 wait $qpid || rc=$?
 wait $tpid 2>/dev/null || true
@@ -160,7 +195,15 @@ rm -f "$results" "$run/scratch.raw"
 ls -1dt "$BUILD_ROOT/runs/$mode"-* 2>/dev/null | tail -n +21 | xargs -r rm -rf
 tap=$run/results/tap.log
 problems=()
+if [ -n "$VM_RESET" ]; then
+	# the reset is the expected end: no results disk, the console's TAP counts
+	case "$VM_RESET:$rc" in
+	sysrq:0) rc=reset ;;
+	kill:137) [ -f "$run/reset-kill" ] && rc=reset ;;
+	esac
+fi
 case $rc in
+reset) guest=reset ;;
 1) guest=pass ;;
 3) guest=fail ;;
 124|137) guest=timeout; problems+=("guest finished within ${TIMEOUT} s (killed after ${elapsed} s)") ;;
@@ -168,7 +211,7 @@ case $rc in
 *) guest=error; problems+=("QEMU ran (exit status $rc: $(tail -1 "$run/qemu.log"))") ;;
 esac
 if [ ! -s "$tap" ]; then
-	problems+=("guest wrote its TAP log to the results disk")
+	[ "$guest" = reset ] || problems+=("guest wrote its TAP log to the results disk")
 	# fall back on what the console carried
 	[ -s "$run/live.tap" ] && cp "$run/live.tap" "$run/console.tap" && tap=$run/console.tap
 fi

@@ -1,0 +1,153 @@
+#!/bin/bash
+# Guest suite 58-reset: a hard reset of the whole guest in the middle of a
+# copy, then a reboot and a restart that must end byte-identical. Driven by
+# the host (tests/vm/reset-test.sh), which boots the guest twice on one
+# scratch disk (serial iou-scratch) that outlives both boots:
+#
+#   boot 1 (iou.reset=sysrq|kill on the command line, blank scratch disk):
+#     make an ext4 on it with the sources and the daemon's state dir, start
+#     iou-offloadd under systemd, wait until the pipelines are a random part
+#     of the way through, print their progress, then reset the guest:
+#     `echo b > /proc/sysrq-trigger` (no sync, no unmount), or print
+#     IOU-RESET-NOW on the console for the host to SIGKILL QEMU.
+#   boot 2 (the disk holds the phase file): mount it (the ext4 journal is
+#     replayed), restart the daemon, wait for every pipeline to finish and
+#     compare each destination with its source. iou.reset_done=a:N,b:N on
+#     the command line (the progress boot 1 printed) gives the bytes
+#     re-copied: written before the reset, and again after it.
+#
+# Pipelines: a buffered copy, and a stripe over two destinations with
+# O_DIRECT, both on the bpf engine.
+set -u
+cd "$(dirname "$0")" && . ./common.sh
+
+MiB=1048576
+M=/srv/iou-offload/reset
+read -r cmdline < /proc/cmdline
+how="" done_at=""
+for arg in $cmdline; do
+	case "$arg" in
+	iou.reset=*) how=${arg#iou.reset=} ;;
+	iou.reset_done=*) done_at=${arg#iou.reset_done=} ;;
+	esac
+done
+dev=""
+for s in /sys/block/vd*/serial; do
+	[ "$(cat "$s" 2>/dev/null)" = iou-scratch ] && dev=/dev/$(basename "$(dirname "$s")")
+done
+if [ -z "$dev" ]; then
+	echo "1..0 # SKIP no scratch disk (serial iou-scratch): run tests/vm/reset-test.sh"
+	exit 0
+fi
+mkdir -p "$M"
+STATUS_R=$M/run/status
+
+if ! blkid "$dev" >/dev/null 2>&1; then
+	# ---- boot 1: set up, copy, reset mid-copy ----
+	case "$how" in
+	sysrq|kill) ;;
+	*) nok "boot 1 knows how to reset (iou.reset=sysrq|kill, got '$how')"; echo "1..$n"; exit 1 ;;
+	esac
+	check "ext4 made on the scratch disk $dev" mkfs.ext4 -q -F "$dev"
+	mount "$dev" "$M" || { nok "scratch disk mounted"; echo "1..$n"; exit 1; }
+	mkdir -p "$M/state" "$M/run"
+	head -c $((128 * MiB)) /dev/urandom > "$M/src-a"
+	head -c $((96 * MiB)) /dev/urandom > "$M/src-b"
+	sed 's/^[[:space:]]*//' > "$M/reset.conf" <<-EOF
+		[daemon]
+		engine = bpf
+		state_dir = $M/state
+		runtime_dir = $M/run
+		queue_depth = 8
+		block_size = 256K
+		checkpoint_interval = 4M
+		[pipeline a]
+		transform = copy
+		source = $M/src-a
+		destination = $M/dst-a
+		[pipeline b]
+		transform = stripe
+		stripe_unit = 64K
+		direct = yes
+		source = $M/src-b
+		destination = $M/dst-b0
+		destination = $M/dst-b1
+	EOF
+	cp "$M/reset.conf" /etc/iou-offloadd.conf
+	echo "$how" > "$M/phase"
+	# the sources and the config must survive the reset; what the daemon
+	# writes from here on is only as durable as it makes it
+	sync
+	systemctl start iou-offloadd
+	RANDOM=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+	pct=$((15 + RANDOM % 70))
+	check "pipeline a passes ${pct}% of 128 MiB" wait_bytes a $((128 * MiB * pct / 100)) 600 "$STATUS_R"
+	a=$(st "$STATUS_R" a bytes_done) b=$(st "$STATUS_R" b bytes_done)
+	note "at the reset: a bytes_done $a durable $(st "$STATUS_R" a bytes_durable), b bytes_done $b durable $(st "$STATUS_R" b bytes_durable)"
+	ok "reset armed ($how) at IOU-RESET-DONE a:$a,b:$b"
+	echo "1..$n"
+	if [ "$how" = sysrq ]; then
+		echo 1 > /proc/sys/kernel/sysrq
+		echo b > /proc/sysrq-trigger
+	else
+		echo "IOU-RESET-NOW" > /dev/console
+	fi
+	sleep 600
+	exit 1
+fi
+
+# ---- boot 2: recover, restart, verify ----
+check "scratch disk mounts after the reset (journal replay)" mount "$dev" "$M"
+how=$(cat "$M/phase" 2>/dev/null)
+note "reset by $how; $(dmesg | grep -m1 -E 'EXT4-fs.*recovery' || echo 'no ext4 recovery message')"
+for p in a b; do
+	note "checkpoint $p before restart: state $(ck "$M/state/$p.ckpt" state), done $(ck "$M/state/$p.ckpt" done)"
+done
+cp "$M/reset.conf" /etc/iou-offloadd.conf
+rm -rf "$M/run"		# boot 1's status file: stale
+systemctl start iou-offloadd
+for p in a b; do
+	if wait_state "$p" finished 900 "$STATUS_R"; then
+		ok "pipeline $p finishes after the reset"
+	else
+		nok "pipeline $p finishes after the reset (state $(st "$STATUS_R" "$p" state): $(st "$STATUS_R" "$p" error))"
+	fi
+done
+systemctl stop iou-offloadd
+journalctl -u iou-offloadd --no-pager -o cat > "$ART/journal.txt" 2>&1
+check "pipeline a: destination byte-identical" same "$M/src-a" "$M/dst-a"
+# gather b's two stripes back with the uring engine (userspace copies, a
+# path independent of the bpf engine under test) and compare
+sed 's/^[[:space:]]*//' > "$M/join.conf" <<-EOF
+	[daemon]
+	engine = uring
+	state_dir = $M/join-state
+	runtime_dir = $M/join-run
+	[pipeline join]
+	transform = gather
+	gather = destripe
+	stripe_unit = 64K
+	source = $M/dst-b0
+	source = $M/dst-b1
+	destination = $M/b.joined
+EOF
+"$BIN" -c "$M/join.conf" --once > "$ART/join.log" 2>&1
+check "pipeline b: both stripes byte-identical to the source" same "$M/src-b" "$M/b.joined"
+for p in a b; do
+	r=$(st "$STATUS_R" "$p" bytes_resumed)
+	at=$(tr ',' '\n' <<< "$done_at" | sed -n "s/^$p://p")
+	if [ -n "$at" ] && [ -n "$r" ]; then
+		re=$((at > r ? at - r : 0))
+		note "pipeline $p: resumed at byte $r; $at bytes done before the reset; re-copied at least $re bytes"
+		echo "recopied $p $re resumed $r done $at" >> "$ART/recopied.txt"
+		# checkpoint_interval (4M) plus one queue depth (8 x 256K) past the
+		# last durable checkpoint; what was done at the reset was read a
+		# moment before it, so allow one more queue depth
+		check "pipeline $p: re-copied $re bytes, within checkpoint_interval + 2 queue depths" \
+			[ "$re" -le $((4 * MiB + 2 * 8 * 256 * 1024)) ]
+	else
+		note "pipeline $p: resumed at byte ${r:-?} (no progress from boot 1 on the command line)"
+	fi
+done
+rm -rf "$M/b.joined" "$M/join-state" "$M/join-run"
+echo "1..$n"
