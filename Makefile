@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc clean-image
+.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc bench-scale bench-profile clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -65,6 +65,12 @@ bench: image ## engines, dd, cp, fio, memcpy side by side in one guest boot, plu
 
 bench-kfunc: deps ## uring_bpf_memcpy() vs memcpy() micro-benchmark in the guest; prints the table
 	@tests/bench/run-bench.sh kfunc
+
+bench-scale: image ## time and CPU per GiB at 1, 4, 16 GiB and 1, 2, 4 pipelines per engine (guest); prints the table
+	@tests/bench/run-bench.sh scale
+
+bench-profile: image ## perf record of the uring and bpf engines on stripe and copy (guest; builds perf from the kernel tree)
+	@tests/bench/run-bench.sh profile
 
 clean-image: ## drop the built guest image (the kernel and caches stay)
 	rm -rf $(BUILD_ROOT)/image $(BUILD_ROOT)/payload

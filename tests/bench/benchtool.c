@@ -24,6 +24,15 @@
  *   benchtool gpt DEV PARTS SIZE
  *       writes a GPT onto DEV with PARTS partitions of SIZE bytes each
  *       (1 MiB aligned) and asks the kernel to re-read it
+ *   benchtool stamp PATH SIZE EVERY SEED
+ *       writes a 4 KiB stamp (each 8-byte word derived from its offset and
+ *       SEED) at every multiple of EVERY below SIZE, and nothing else: a
+ *       large source that costs little to make on a sparse disk (the rest
+ *       reads as zeros)
+ *   benchtool verify-stamps PATH SIZE EVERY SEED
+ *       reads SIZE bytes of PATH and checks that they are what `stamp` wrote
+ *       on zeros: every stamp in place (a block copied to the wrong offset,
+ *       or one left from a run with another SEED, fails) and zeros between
  *
  * Sizes take K, M, G suffixes (powers of 1024).
  */
@@ -427,6 +436,126 @@ static int cmd_gpt(int argc, char **argv)
 	return 0;
 }
 
+#define STAMP_SIZE	4096
+#define STAMP_CHUNK	(4U << 20)
+
+static uint64_t stamp_word(unsigned long long off, uint64_t seed)
+{
+	return (off * 0x9e3779b97f4a7c15ULL) ^ seed ^ 0xa5a5a5a5a5a5a5a5ULL;
+}
+
+static void stamp_make(uint64_t *w, unsigned long long off, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < STAMP_SIZE / 8; i++)
+		w[i] = stamp_word(off + i * 8, seed);
+}
+
+/* O_DIRECT where the file takes it (block devices): no page cache to fill or flush */
+static int open_maybe_direct(const char *path, int flags)
+{
+	int fd = open(path, flags | O_DIRECT | O_CLOEXEC, 0644);
+
+	return fd >= 0 ? fd : open(path, flags | O_CLOEXEC, 0644);
+}
+
+static int stamp_args(int argc, char **argv, unsigned long long *size,
+		      unsigned long long *every, uint64_t *seed)
+{
+	if (argc != 5)
+		return -1;
+	*size = parse_size(argv[2]);
+	*every = parse_size(argv[3]);
+	*seed = strtoull(argv[4], NULL, 0);
+	if (*every < STAMP_SIZE || *every % STAMP_SIZE || STAMP_CHUNK % *every ||
+	    *size % *every)
+		return -1;
+	return 0;
+}
+
+static int cmd_stamp(int argc, char **argv)
+{
+	unsigned long long size, every, off;
+	uint64_t seed, *w;
+	int fd;
+
+	if (stamp_args(argc, argv, &size, &every, &seed)) {
+		fprintf(stderr, "usage: benchtool stamp PATH SIZE EVERY SEED "
+			"(EVERY a multiple of 4K dividing 4M and SIZE)\n");
+		return 2;
+	}
+	fd = open_maybe_direct(argv[1], O_WRONLY | O_CREAT);
+	if (fd < 0 || posix_memalign((void **)&w, STAMP_SIZE, STAMP_SIZE)) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (off = 0; off < size; off += every) {
+		stamp_make(w, off, seed);
+		if (pwrite(fd, w, STAMP_SIZE, off) != STAMP_SIZE) {
+			perror("benchtool stamp: write");
+			return 1;
+		}
+	}
+	if (fsync(fd)) {
+		perror("benchtool stamp: fsync");
+		return 1;
+	}
+	close(fd);
+	free(w);
+	return 0;
+}
+
+static int cmd_verify_stamps(int argc, char **argv)
+{
+	unsigned long long size, every, off, pos;
+	uint64_t seed, *want, *buf;
+	size_t i, n;
+	ssize_t got;
+	int fd;
+
+	if (stamp_args(argc, argv, &size, &every, &seed)) {
+		fprintf(stderr, "usage: benchtool verify-stamps PATH SIZE EVERY SEED\n");
+		return 2;
+	}
+	fd = open_maybe_direct(argv[1], O_RDONLY);
+	if (fd < 0 || posix_memalign((void **)&buf, STAMP_SIZE, STAMP_CHUNK) ||
+	    posix_memalign((void **)&want, STAMP_SIZE, STAMP_SIZE)) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (off = 0; off < size; off += n) {
+		n = size - off < STAMP_CHUNK ? size - off : STAMP_CHUNK;
+		got = pread(fd, buf, n, off);
+		if (got != (ssize_t)n) {
+			fprintf(stderr, "benchtool verify-stamps: %s: short read at %llu (%zd)\n",
+				argv[1], off, got);
+			return 1;
+		}
+		for (pos = 0; pos < n; pos += every) {
+			const uint64_t *b = buf + pos / 8;
+
+			stamp_make(want, off + pos, seed);
+			if (memcmp(b, want, STAMP_SIZE)) {
+				printf("mismatch: stamp at offset %llu\n", off + pos);
+				return 1;
+			}
+			for (i = STAMP_SIZE / 8; i < every / 8; i++) {
+				if (b[i]) {
+					printf("mismatch: non-zero word at offset %llu\n",
+					       off + pos + i * 8);
+					return 1;
+				}
+			}
+		}
+	}
+	close(fd);
+	free(buf);
+	free(want);
+	printf("ok: %llu bytes, %llu stamps\n", size, size / every);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -442,8 +571,13 @@ int main(int argc, char **argv)
 		return cmd_fill(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gpt"))
 		return cmd_gpt(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stamp"))
+		return cmd_stamp(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "verify-stamps"))
+		return cmd_verify_stamps(argc - 1, argv + 1);
 usage:
 	fprintf(stderr, "usage: benchtool accel | run [--count] [--log FILE] -- CMD... | "
-		"memcpy --block SIZE --total SIZE | fill PATH SIZE | gpt DEV PARTS SIZE\n");
+		"memcpy --block SIZE --total SIZE | fill PATH SIZE | gpt DEV PARTS SIZE | "
+		"stamp PATH SIZE EVERY SEED | verify-stamps PATH SIZE EVERY SEED\n");
 	return 2;
 }

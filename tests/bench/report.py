@@ -7,6 +7,9 @@
       the guest's and the host's figures in one table (host columns beside
       the guest's), results.json with every raw figure, plot.png (gnuplot);
       prints the table
+  report.py scale --raw raw.jsonl --md table.md [--json scale.json]
+      the scaling run (scale.sh): time and CPU per GiB by engine, number of
+      pipelines and size
 
 Per configuration: MiB/s median, min and max over the timed runs; CPU seconds
 per GiB (user, system) and io_uring_enter(2) / system calls per GiB as medians.
@@ -56,6 +59,8 @@ def key(r):
 def size_name(b):
     if b == 0:
         return "-"
+    if b % (1 << 30) == 0:
+        return f"{b >> 30}G"
     if b % (1 << 20) == 0:
         return f"{b >> 20}M"
     if b % 1024 == 0:
@@ -354,6 +359,75 @@ def cmd_merge(a):
         print(f"report: no plot: {err}", file=sys.stderr)
 
 
+def cmd_scale(a):
+    """Scaling table: per engine, pipelines and size, time and CPU per GiB, and
+    how they grow against the smallest size (same engine and pipelines) and
+    against one pipeline (same engine and size)"""
+    recs = [r for r in load(a.raw) if "pipelines" in r]
+    groups = {}
+    for r in recs:
+        groups.setdefault((r["engine"], int(r["pipelines"]), int(r["bytes"])), []).append(r)
+    rows = {}
+    for k, rs in groups.items():
+        good = [r for r in rs if r["rc"] == 0 and r["wall_s"] > 0 and r.get("verified")]
+        g = {"engine": k[0], "pipelines": k[1], "bytes": k[2], "runs": len(good), "failed": len(rs) - len(good),
+             "accel": rs[0]["accel"]}
+        if good:
+            gib = k[2] / GIB
+            med = lambda f: statistics.median([f(r) for r in good])
+            g["wall_s_per_gib"] = med(lambda r: r["wall_s"] / gib)
+            g["mib_s"] = med(lambda r: r["bytes"] / r["wall_s"] / MIB)
+            g["user_s_per_gib"] = med(lambda r: r["user_s"] / gib)
+            g["sys_s_per_gib"] = med(lambda r: r["sys_s"] / gib)
+            g["cpu_s_per_gib"] = g["user_s_per_gib"] + g["sys_s_per_gib"]
+            if all(r["io_uring_enter"] >= 0 for r in good):
+                g["io_uring_enter_per_gib"] = med(lambda r: r["io_uring_enter"] / gib)
+                g["syscalls_per_gib"] = med(lambda r: r["syscalls"] / gib)
+        rows[k] = g
+    engines = [e for e in ["uring", "bpf", "loop"] if any(k[0] == e for k in rows)] + \
+        sorted({k[0] for k in rows} - {"uring", "bpf", "loop"})
+    sizes = sorted({k[2] for k in rows})
+    nps = sorted({k[1] for k in rows})
+    for g in rows.values():
+        base = rows.get((g["engine"], g["pipelines"], sizes[0]))
+        if base and "cpu_s_per_gib" in g and base.get("cpu_s_per_gib"):
+            g["cpu_vs_smallest"] = g["cpu_s_per_gib"] / base["cpu_s_per_gib"]
+            g["wall_vs_smallest"] = g["wall_s_per_gib"] / base["wall_s_per_gib"]
+        one = rows.get((g["engine"], nps[0], g["bytes"]))
+        if one and "cpu_s_per_gib" in g and one.get("cpu_s_per_gib"):
+            g["cpu_vs_one"] = g["cpu_s_per_gib"] / one["cpu_s_per_gib"]
+            g["wall_vs_one"] = g["wall_s_per_gib"] / one["wall_s_per_gib"]
+    accel = next(iter(rows.values()))["accel"] if rows else "?"
+    head = ["engine", "pipelines", "size", "MiB/s", "wall s/GiB", "CPU s/GiB user / sys", "CPU s/GiB",
+            f"CPU/GiB x {size_name(sizes[0]) if sizes else '-'}", f"wall/GiB x {size_name(sizes[0]) if sizes else '-'}",
+            f"CPU/GiB x {nps[0] if nps else '-'} pipeline", f"wall/GiB x {nps[0] if nps else '-'} pipeline",
+            "io_uring_enter /GiB", "syscalls /GiB", "runs ok / failed"]
+    md = [f"Scaling, accelerator {accel}: one daemon, N pipelines splitting the size, copy, "
+          "virtio scratch disk, O_DIRECT. x columns: per-GiB figure over the same engine's at the "
+          "smallest size (same N), and at one pipeline (same size).\n",
+          "| " + " | ".join(head) + " |", "|" + "|".join([" --- "] * 3 + [" ---: "] * (len(head) - 3)) + "|"]
+    for e in engines:
+        for np_ in nps:
+            for b in sizes:
+                g = rows.get((e, np_, b))
+                if not g:
+                    continue
+                f2 = lambda k, fmt="{:.2f}": fmt.format(g[k]) if k in g else "-"
+                md.append("| " + " | ".join([
+                    e, str(np_), size_name(b), f2("mib_s", "{:.0f}"), f2("wall_s_per_gib"),
+                    (f"{g['user_s_per_gib']:.2f} / {g['sys_s_per_gib']:.2f}" if "user_s_per_gib" in g else "-"),
+                    f2("cpu_s_per_gib"), f2("cpu_vs_smallest"), f2("wall_vs_smallest"), f2("cpu_vs_one"),
+                    f2("wall_vs_one"), f2("io_uring_enter_per_gib", "{:.1f}"), f2("syscalls_per_gib", "{:.0f}"),
+                    f"{g['runs']} / {g['failed']}"]) + " |")
+    text = "\n".join(md) + "\n"
+    with open(a.md, "w") as f:
+        f.write(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"accelerator": accel, "rows": list(rows.values()), "raw": recs}, f, indent=1)
+    sys.stdout.write(text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -367,8 +441,12 @@ def main():
     m.add_argument("--host")
     m.add_argument("--kfunc")
     m.add_argument("--out", required=True)
+    c = sub.add_parser("scale")
+    c.add_argument("--raw", nargs="+", required=True)
+    c.add_argument("--md", required=True)
+    c.add_argument("--json")
     a = p.parse_args()
-    {"summarize": cmd_summarize, "merge": cmd_merge}[a.cmd](a)
+    {"summarize": cmd_summarize, "merge": cmd_merge, "scale": cmd_scale}[a.cmd](a)
 
 
 if __name__ == "__main__":

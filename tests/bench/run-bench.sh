@@ -7,6 +7,12 @@
 #                        dd, cp, fio, iou-offloadd engines over tmpfs, brd and a
 #                        virtio disk), then the host baseline on the host's own
 #                        kernel (tmpfs; no BPF), then one table, JSON and plot
+#   run-bench.sh scale   suite 51-bench-scale alone (scale.sh): 1, 4, 16 GiB
+#                        with 1, 2, 4 pipelines per engine on a virtio scratch
+#                        disk; prints its table
+#   run-bench.sh profile build perf from the kernel tree (build-perf.sh), then
+#                        suite 52-bench-profile alone (profile.sh): perf record
+#                        of the uring and bpf engines on stripe and copy
 #
 # Results: $BUILD_ROOT/bench/<what>-<time>/ (bench/last-<what> points at it):
 # table.md, results.json (every raw figure), plot.png, plus guest/, host/,
@@ -18,11 +24,14 @@
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
 # measurement), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
 # (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
+# scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_ENGINES, SCALE_BS, SCALE_QD,
+# SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
+# PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ (profile.sh).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
 what=${1:-all}
-case "$what" in kfunc|all) ;; *) die "usage: $0 kfunc|all" ;; esac
+case "$what" in kfunc|all|scale|profile) ;; *) die "usage: $0 kfunc|all|scale|profile" ;; esac
 BENCH_MB=${BENCH_MB:-256}
 BENCH_RUNS=${BENCH_RUNS:-5}
 HOST_BENCH_MB=${HOST_BENCH_MB:-1024}
@@ -30,6 +39,7 @@ HOST_BENCH_MB=${HOST_BENCH_MB:-1024}
 [ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
 
 "$REPO/scripts/deps.sh"
+[ "$what" = profile ] && "$REPO/tests/bench/build-perf.sh"
 make -s -C "$REPO/tests/bench" BUILD_ROOT="$BUILD_ROOT" DESTDIR="$BUILD_ROOT/payload" install
 "$REPO/tests/vm/build-image.sh"
 
@@ -53,6 +63,31 @@ if [ "$what" = all ]; then
 		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
 	mode=bench
+elif [ "$what" = scale ]; then
+	# two partitions of the largest size on a sparse scratch disk (scale.sh)
+	max_mb=0
+	for v in ${SCALE_SIZES:-1G 4G 16G}; do
+		case $v in *G) m=$((${v%G} << 10)) ;; *M) m=${v%M} ;; *) die "SCALE_SIZES: $v: give sizes in M or G" ;; esac
+		[ "$m" -gt "$max_mb" ] && max_mb=$m
+	done
+	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((2 * max_mb + 8))}
+	export TIMEOUT=${TIMEOUT:-5400}
+	export GUEST_TESTS=bench-scale
+	append+=" iou.suite_timeout=$((TIMEOUT - 120))"
+	for k in SIZES PIPELINES ENGINES BS QD RUNS; do
+		v=$(eval echo "\${SCALE_$k:-}")
+		[ -n "$v" ] && append+=" iou.scale_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
+	done
+	mode=test
+elif [ "$what" = profile ]; then
+	export TIMEOUT=${TIMEOUT:-1800}
+	export VM_MEM=${VM_MEM:-3G}
+	export GUEST_TESTS=bench-profile
+	for k in MB BS QD ENGINES TRANSFORMS FREQ; do
+		v=$(eval echo "\${PROFILE_$k:-}")
+		[ -n "$v" ] && append+=" iou.profile_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
+	done
+	mode=test
 else
 	export GUEST_TESTS=bench-kfunc
 	mode=test
@@ -67,13 +102,28 @@ accel=$(grep -oE '^# accelerator [a-z]+' "$out/vm.log" | tail -1 | cut -d' ' -f3
 if [ -z "$run" ] || [ ! -d "$run/results/artifacts" ]; then
 	die "the guest brought no results back (see $out/vm.log)"
 fi
-for s in bench bench-kfunc; do
+for s in bench bench-kfunc bench-scale bench-profile; do
 	d=$run/results/artifacts/$s
 	[ -d "$d" ] || continue
-	case $s in bench) t=$out/guest ;; *) t=$out/kfunc ;; esac
+	case $s in bench) t=$out/guest ;; bench-kfunc) t=$out/kfunc ;; *) t=$out/${s#bench-} ;; esac
 	mkdir -p "$t"
 	cp -a "$d/." "$t/"
 done
+
+if [ "$what" = scale ] || [ "$what" = profile ]; then
+	f=$out/$what/table.md
+	[ "$what" = profile ] && f=$out/$what/summary.txt
+	echo
+	if [ -s "$f" ]; then
+		cat "$f"
+	else
+		echo "no $what results came back (see $out/vm.log)"
+		rc=1
+	fi
+	echo
+	echo "results: $out (accelerator ${accel:-?}; guest tail: $(grep -E '^[0-9]+ passed' "$out/vm.log" | tail -1))"
+	exit $rc
+fi
 
 if [ "$what" = kfunc ]; then
 	echo

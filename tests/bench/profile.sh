@@ -1,0 +1,135 @@
+#!/bin/bash
+# Where the CPU goes (issue 8: "where a target is missed, profile it"): guest
+# suite 52-bench-profile (manual; `make bench-profile` selects it).
+#
+# For each transform (stripe, copy) and engine (uring, bpf), alternating:
+# iou-offloadd --once moves PROFILE_MB on tmpfs while `perf record -a -e
+# cpu-clock` samples both CPUs (the daemon's threads, its io-wq workers, and
+# the kernel work done for them wherever it runs), inside `benchtool run
+# --count` for the wall, CPU and io_uring_enter figures of the same run.
+# perf is the 6.12 tree's own tools/perf (tests/bench/build-perf.sh), which
+# matches this kernel; cpu-clock is a software event (TCG has no PMU).
+#
+# Artifacts: per run perf.data's reports by command and by symbol
+# (<tf>-<engine>-{comm,sym}.txt), and summary.txt: the top symbols of each
+# run with idle left out, side by side.
+#
+# Knobs (environment, or iou.profile_x=a,b on the kernel command line):
+# PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
+# ("uring bpf"), PROFILE_TRANSFORMS ("stripe copy"), PROFILE_FREQ (499).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+BT=${BENCHTOOL:-$here/benchtool}
+
+read -r cmdline < /proc/cmdline
+for arg in $cmdline; do
+	case "$arg" in
+	iou.profile_*=*)
+		k=${arg%%=*}; k=${k#iou.profile_}; v=${arg#*=}
+		k=PROFILE_$(tr a-z A-Z <<<"$k")
+		printf -v "$k" '%s' "${v//,/ }"
+		export "${k?}" ;;
+	esac
+done
+PROFILE_MB=${PROFILE_MB:-256}
+PROFILE_BS=${PROFILE_BS:-1M}
+PROFILE_QD=${PROFILE_QD:-32}
+PROFILE_ENGINES=${PROFILE_ENGINES:-uring bpf}
+PROFILE_TRANSFORMS=${PROFILE_TRANSFORMS:-stripe copy}
+PROFILE_FREQ=${PROFILE_FREQ:-499}
+OUT=${IOU_ARTIFACTS:-/run/iou-profile-out}
+WORK=/run/iou-profile
+mkdir -p "$OUT" "$WORK/state" "$WORK/data"
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+bail() { echo "1..0 # SKIP $*"; exit 0; }
+kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }
+
+PERF=$(command -v perf || echo "$here/../52-bench-profile/perf")
+[ -x "$PERF" ] || bail "no perf in the guest (tests/bench/build-perf.sh builds the kernel tree's tools/perf into the payload)"
+daemon=$(command -v iou-offloadd) || bail "iou-offloadd is not installed in the guest"
+[ -x "$BT" ] || bail "no benchtool (suite 50-bench)"
+# kernel and BPF program symbols for root's samples
+echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
+echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
+[ -w /proc/sys/net/core/bpf_jit_kallsyms ] && echo 1 > /proc/sys/net/core/bpf_jit_kallsyms
+
+mkdir -p "$WORK/tmpfs"
+mount -t tmpfs -o size=$((6 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || bail "cannot mount tmpfs"
+trap 'umount "$WORK/tmpfs" 2>/dev/null' EXIT
+D=$WORK/tmpfs
+"$BT" fill "$D/src" $((PROFILE_MB << 20)) || bail "filling the source failed"
+accel=$("$BT" accel)
+echo "# profile: accelerator $accel, kernel $(uname -r), $("$PERF" version), cpu-clock at $PROFILE_FREQ Hz on all CPUs"
+echo "# $PROFILE_MB MiB on tmpfs, block_size $PROFILE_BS, queue_depth $PROFILE_QD"
+
+config() {	# FILE ENGINE TRANSFORM
+	local nd=1 i
+	[ "$3" = stripe ] && nd=4
+	{
+		echo "[daemon]"
+		echo "state_dir = $WORK/state"
+		echo "runtime_dir = $WORK/state"
+		echo "log_level = notice"
+		echo "exit_when_done = yes"
+		echo "engine = $2"
+		echo "queue_depth = $PROFILE_QD"
+		echo "block_size = $PROFILE_BS"
+		echo "checkpoint_interval = ${PROFILE_MB}M"
+		[ "$3" = stripe ] && echo "stripe_unit = 256K"
+		echo "[pipeline prof]"
+		echo "transform = $3"
+		echo "source = $D/src"
+		for i in $(seq 1 $nd); do echo "destination = $D/dst$i"; done
+	} > "$1"
+}
+
+# top N lines of a perf report --stdio, without comments and blank lines
+top() { grep -v '^#' "$1" | grep -v '^[[:space:]]*$' | head -"$2"; }
+
+: > "$OUT/summary.txt"
+for tf in $PROFILE_TRANSFORMS; do
+	for e in $PROFILE_ENGINES; do
+		tag=$tf-$e
+		config "$WORK/$tag.conf" "$e" "$tf"
+		rm -rf "$WORK/state"/* "$D"/dst*
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		data=$WORK/data/$tag.data
+		line=$("$PERF" record -q -a -e cpu-clock -F "$PROFILE_FREQ" -o "$data" -- \
+			"$BT" run --count --log "$OUT/$tag.log" -- "$daemon" --config="$WORK/$tag.conf" --once \
+			2>>"$OUT/$tag.log")
+		rc=$(kv rc "$line")
+		if [ "$rc" != 0 ] || [ ! -s "$data" ]; then
+			nok "profile $tf, engine $e: runs under perf record (rc $rc; see artifacts/bench-profile/$tag.log)"
+			tail -5 "$OUT/$tag.log" | sed 's/^/#   /'
+			continue
+		fi
+		"$PERF" report -i "$data" --stdio --no-children --sort comm --percent-limit 0.5 \
+			> "$OUT/$tag-comm.txt" 2>/dev/null
+		# idle CPUs (swapper) out: what is left is the work of moving the data
+		comms=$(top "$OUT/$tag-comm.txt" 40 | awk '$2 != "swapper" { print $2 }' | paste -sd, -)
+		"$PERF" report -i "$data" --stdio --no-children --sort dso,sym --percent-limit 0.3 --percentage relative \
+			${comms:+--comms "$comms"} > "$OUT/$tag-sym.txt" 2>/dev/null
+		samples=$(grep -m1 -o "Samples: [0-9.]*[KM]\? *of event" "$OUT/$tag-sym.txt" | grep -o "[0-9.]*[KM]\?" | head -1)
+		fig=$(awk -v w="$(kv wall "$line")" -v u="$(kv user "$line")" -v s="$(kv sys "$line")" \
+			-v c="$(kv io_uring_enter "$line")" -v m="$PROFILE_MB" 'BEGIN {
+			printf "%.0f MiB/s, CPU %.2f user + %.2f sys s/GiB, %.0f io_uring_enter/GiB",
+				m / w, u * 1024 / m, s * 1024 / m, c * 1024 / m }')
+		ok "profile $tf, engine $e: $fig, ${samples:-?} samples outside idle"
+		{
+			echo "== $tf, engine $e: $fig"
+			echo "-- by command (all CPUs, idle included):"
+			top "$OUT/$tag-comm.txt" 8
+			echo "-- by symbol (idle left out; % of the samples kept):"
+			top "$OUT/$tag-sym.txt" 20
+			echo
+		} >> "$OUT/summary.txt"
+		rm -f "$data"
+	done
+done
+sed 's/^/# /' "$OUT/summary.txt"
+echo "1..$n"
+exit 0
