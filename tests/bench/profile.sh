@@ -2,7 +2,7 @@
 # Where the CPU goes (issue 8: "where a target is missed, profile it"): guest
 # suite 52-bench-profile (manual; `make bench-profile` selects it).
 #
-# For each transform (stripe, copy) and engine (uring, bpf), alternating:
+# For each transform (stripe, copy) and engine (uring, bpf, loop), alternating:
 # iou-offloadd --once moves PROFILE_MB on tmpfs while `perf record -a -e
 # cpu-clock` samples both CPUs (the daemon's threads, its io-wq workers, and
 # the kernel work done for them wherever it runs), inside `benchtool run
@@ -16,7 +16,7 @@
 #
 # Knobs (environment, or iou.profile_x=a,b on the kernel command line):
 # PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
-# ("uring bpf"), PROFILE_TRANSFORMS ("stripe copy"), PROFILE_FREQ (499).
+# ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"), PROFILE_FREQ (499).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -34,7 +34,7 @@ done
 PROFILE_MB=${PROFILE_MB:-256}
 PROFILE_BS=${PROFILE_BS:-1M}
 PROFILE_QD=${PROFILE_QD:-32}
-PROFILE_ENGINES=${PROFILE_ENGINES:-uring bpf}
+PROFILE_ENGINES=${PROFILE_ENGINES:-uring bpf loop}
 PROFILE_TRANSFORMS=${PROFILE_TRANSFORMS:-stripe copy}
 PROFILE_FREQ=${PROFILE_FREQ:-499}
 OUT=${IOU_ARTIFACTS:-/run/iou-profile-out}

@@ -24,7 +24,7 @@
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
 # measurement), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
 # (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
-# scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_ENGINES, SCALE_BS, SCALE_QD,
+# scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_MULTI_UPTO, SCALE_ENGINES, SCALE_BS, SCALE_QD,
 # SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
 # PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ (profile.sh).
 set -euo pipefail
@@ -74,7 +74,7 @@ elif [ "$what" = scale ]; then
 	export TIMEOUT=${TIMEOUT:-5400}
 	export GUEST_TESTS=bench-scale
 	append+=" iou.suite_timeout=$((TIMEOUT - 120))"
-	for k in SIZES PIPELINES ENGINES BS QD RUNS; do
+	for k in SIZES PIPELINES MULTI_UPTO ENGINES BS QD RUNS; do
 		v=$(eval echo "\${SCALE_$k:-}")
 		[ -n "$v" ] && append+=" iou.scale_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
