@@ -455,6 +455,25 @@ static void kill_9_recopies_at_most_a_queue_depth_past_the_checkpoint(void **sta
 }
 
 /*
+ * run_bin() with fail_fsync.so preloaded: the first fsync or fdatasync of a
+ * file whose path has @path in it fails with EIO, after @skip that pass.
+ */
+static int run_bin_fsync_fails(struct fx *f, char **argv, const char *path, const char *skip)
+{
+	int rc;
+
+	setenv("LD_PRELOAD", FAIL_FSYNC_SO, 1);
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+	setenv("IOU_FAIL_FSYNC_PATH", path, 1);
+	setenv("IOU_FAIL_FSYNC_SKIP", skip, 1);
+	rc = run_bin(f, argv);
+	unsetenv("LD_PRELOAD");
+	unsetenv("IOU_FAIL_FSYNC_PATH");
+	unsetenv("IOU_FAIL_FSYNC_SKIP");
+	return rc;
+}
+
+/*
  * A failed fsync at the end (a lost writeback): the pipeline fails, and the
  * checkpoint must not move to the end just because a second fsync (which
  * the kernel answers with success once it has reported the error) passed.
@@ -472,15 +491,8 @@ static void failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again(void
 	/* no checkpoint on the way: the final fsync is the first one */
 	write_conf(f, "checkpoint_interval = 1G\n",
 		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
-	setenv("LD_PRELOAD", FAIL_FSYNC_SO, 1);
-	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-	setenv("IOU_FAIL_FSYNC_PATH", "/out", 1);
 	/* the first fdatasync is the open-time flush of old errors */
-	setenv("IOU_FAIL_FSYNC_SKIP", "1", 1);
-	assert_int_equal(run_bin(f, once), 1);
-	unsetenv("LD_PRELOAD");
-	unsetenv("IOU_FAIL_FSYNC_PATH");
-	unsetenv("IOU_FAIL_FSYNC_SKIP");
+	assert_int_equal(run_bin_fsync_fails(f, once, "/out", "1"), 1);
 	assert_true(file_has(f->err, "Input/output error"));
 	assert_int_equal(checkpoint_load(state_dir, "a", &ck), 0);
 	assert_int_equal(ck.state, CKPT_FAILED);
@@ -510,12 +522,7 @@ static void writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes(v
 	make_src(f, "src", 3 << 20, 9);
 	write_conf(f, "checkpoint_interval = 1M\n",
 		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
-	setenv("LD_PRELOAD", FAIL_FSYNC_SO, 1);
-	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-	setenv("IOU_FAIL_FSYNC_PATH", "/out", 1);
-	assert_int_equal(run_bin(f, once), 0);
-	unsetenv("LD_PRELOAD");
-	unsetenv("IOU_FAIL_FSYNC_PATH");
+	assert_int_equal(run_bin_fsync_fails(f, once, "/out", "0"), 0);
 	assert_true(file_has(f->err, "an earlier writeback error (Input/output error)"));
 	assert_true(status_of(f, "a", &e));
 	assert_string_equal(e.state, "finished");

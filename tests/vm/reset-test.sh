@@ -41,7 +41,10 @@ for i in $(seq "$RUNS"); do
 	VM_SCRATCH_IMG=$img VM_RESET=$how GUEST_TESTS=reset TIMEOUT=${TIMEOUT:-900} \
 		"$REPO/tests/vm/run-vm.sh" test 2>&1 | tee "$out1" || true
 	tally "$out1"
-	done_at=$(grep -aoE 'IOU-RESET-DONE [a-z]:[0-9]+,[a-z]:[0-9]+' "$out1" | tail -1 | cut -d' ' -f2)
+	# the marker is on that boot's console (runs/last-test may be another's)
+	rundir=$(grep -aoE 'run dir /[^ ]+' "$out1" | tail -1 | cut -d' ' -f3)
+	done_at=$(grep -aoE 'IOU-RESET-DONE [a-z]:[0-9]+,[a-z]:[0-9]+' "${rundir:-/dev/null}/console.log" 2>/dev/null |
+		tail -1 | cut -d' ' -f2)
 	if [ -z "$done_at" ]; then
 		echo "not ok - reset run $i: boot 1 reached the reset point"
 		failed=$((failed + 1))
