@@ -365,7 +365,12 @@ def cmd_scale(a):
     against one pipeline (same engine and size)"""
     recs = [r for r in load(a.raw) if "pipelines" in r]
     groups = {}
+    startup = {}
     for r in recs:
+        if r.get("kind") == "startup":
+            if r["rc"] == 0 and r.get("verified"):
+                startup[(r["engine"], int(r["pipelines"]))] = r
+            continue
         groups.setdefault((r["engine"], int(r["pipelines"]), int(r["bytes"])), []).append(r)
     rows = {}
     for k, rs in groups.items():
@@ -380,6 +385,13 @@ def cmd_scale(a):
             g["user_s_per_gib"] = med(lambda r: r["user_s"] / gib)
             g["sys_s_per_gib"] = med(lambda r: r["sys_s"] / gib)
             g["cpu_s_per_gib"] = g["user_s_per_gib"] + g["sys_s_per_gib"]
+            st = startup.get((k[0], k[1]))
+            if st:
+                # the fixed cost taken out: what each further GiB costs
+                g["startup_s"] = st["wall_s"]
+                g["startup_cpu_s"] = st["user_s"] + st["sys_s"]
+                g["net_wall_s_per_gib"] = med(lambda r: (r["wall_s"] - st["wall_s"]) / gib)
+                g["net_cpu_s_per_gib"] = med(lambda r: (r["user_s"] + r["sys_s"] - g["startup_cpu_s"]) / gib)
             if all(r["io_uring_enter"] >= 0 for r in good):
                 g["io_uring_enter_per_gib"] = med(lambda r: r["io_uring_enter"] / gib)
                 g["syscalls_per_gib"] = med(lambda r: r["syscalls"] / gib)
@@ -388,23 +400,33 @@ def cmd_scale(a):
         sorted({k[0] for k in rows} - {"uring", "bpf", "loop"})
     sizes = sorted({k[2] for k in rows})
     nps = sorted({k[1] for k in rows})
+    # growth on the net figures where the startup run is there, else the whole run's
+    cpu_k = "net_cpu_s_per_gib" if all("net_cpu_s_per_gib" in g for g in rows.values() if "mib_s" in g) \
+        else "cpu_s_per_gib"
+    wall_k = "net_wall_s_per_gib" if cpu_k.startswith("net") else "wall_s_per_gib"
     for g in rows.values():
         base = rows.get((g["engine"], g["pipelines"], sizes[0]))
-        if base and "cpu_s_per_gib" in g and base.get("cpu_s_per_gib"):
-            g["cpu_vs_smallest"] = g["cpu_s_per_gib"] / base["cpu_s_per_gib"]
-            g["wall_vs_smallest"] = g["wall_s_per_gib"] / base["wall_s_per_gib"]
+        if base and cpu_k in g and base.get(cpu_k, 0) > 0 and base.get(wall_k, 0) > 0:
+            g["cpu_vs_smallest"] = g[cpu_k] / base[cpu_k]
+            g["wall_vs_smallest"] = g[wall_k] / base[wall_k]
         one = rows.get((g["engine"], nps[0], g["bytes"]))
-        if one and "cpu_s_per_gib" in g and one.get("cpu_s_per_gib"):
-            g["cpu_vs_one"] = g["cpu_s_per_gib"] / one["cpu_s_per_gib"]
-            g["wall_vs_one"] = g["wall_s_per_gib"] / one["wall_s_per_gib"]
+        if one and cpu_k in g and one.get(cpu_k, 0) > 0 and one.get(wall_k, 0) > 0:
+            g["cpu_vs_one"] = g[cpu_k] / one[cpu_k]
+            g["wall_vs_one"] = g[wall_k] / one[wall_k]
     accel = next(iter(rows.values()))["accel"] if rows else "?"
+    net = "net " if cpu_k.startswith("net") else ""
+    s0 = size_name(sizes[0]) if sizes else "-"
+    n0 = nps[0] if nps else "-"
     head = ["engine", "pipelines", "size", "MiB/s", "wall s/GiB", "CPU s/GiB user / sys", "CPU s/GiB",
-            f"CPU/GiB x {size_name(sizes[0]) if sizes else '-'}", f"wall/GiB x {size_name(sizes[0]) if sizes else '-'}",
-            f"CPU/GiB x {nps[0] if nps else '-'} pipeline", f"wall/GiB x {nps[0] if nps else '-'} pipeline",
+            "startup s (CPU s)", "net wall s/GiB", "net CPU s/GiB",
+            f"{net}CPU/GiB x {s0}", f"{net}wall/GiB x {s0}",
+            f"{net}CPU/GiB x {n0} pipeline", f"{net}wall/GiB x {n0} pipeline",
             "io_uring_enter /GiB", "syscalls /GiB", "runs ok / failed"]
     md = [f"Scaling, accelerator {accel}: one daemon, N pipelines splitting the size, copy, "
-          "virtio scratch disk, O_DIRECT. x columns: per-GiB figure over the same engine's at the "
-          "smallest size (same N), and at one pipeline (same size).\n",
+          "virtio scratch disk, O_DIRECT. startup: the same daemon moving one block per pipeline; "
+          "net: the run less that fixed cost, per GiB. x columns: the " + (net or "whole ") +
+          "per-GiB figure over the same engine's at the smallest size (same N), and at one pipeline "
+          "(same size).\n",
           "| " + " | ".join(head) + " |", "|" + "|".join([" --- "] * 3 + [" ---: "] * (len(head) - 3)) + "|"]
     for e in engines:
         for np_ in nps:
@@ -416,7 +438,10 @@ def cmd_scale(a):
                 md.append("| " + " | ".join([
                     e, str(np_), size_name(b), f2("mib_s", "{:.0f}"), f2("wall_s_per_gib"),
                     (f"{g['user_s_per_gib']:.2f} / {g['sys_s_per_gib']:.2f}" if "user_s_per_gib" in g else "-"),
-                    f2("cpu_s_per_gib"), f2("cpu_vs_smallest"), f2("wall_vs_smallest"), f2("cpu_vs_one"),
+                    f2("cpu_s_per_gib"),
+                    (f"{g['startup_s']:.2f} ({g['startup_cpu_s']:.2f})" if "startup_s" in g else "-"),
+                    f2("net_wall_s_per_gib"), f2("net_cpu_s_per_gib"),
+                    f2("cpu_vs_smallest"), f2("wall_vs_smallest"), f2("cpu_vs_one"),
                     f2("wall_vs_one"), f2("io_uring_enter_per_gib", "{:.1f}"), f2("syscalls_per_gib", "{:.0f}"),
                     f"{g['runs']} / {g['failed']}"]) + " |")
     text = "\n".join(md) + "\n"
