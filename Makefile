@@ -53,7 +53,8 @@ soak: ## SOAK_SECONDS (600) of 8 pipelines with random reload/stop/start/kill -9
 check: deps ## host tier: unit tests and the uring engine on real files (loads nothing into the host kernel)
 	@$(MAKE) -s -C tests/unit check
 
-test: check vm-test vm-reset ## check, then vm-test, then vm-reset
+test: deps ## check, vm-test, then vm-reset (each to the end), and one summary line over all
+	@scripts/test-all.sh
 
 run: image ## boot the guest and run the default pipeline with systemctl start iou-offloadd
 	@tests/vm/run-vm.sh demo
