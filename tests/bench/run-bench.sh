@@ -19,7 +19,7 @@
 # kfunc/ as they came and vm.log (the run's TAP).
 #
 # Variables: BENCH_MB (guest data per run, 256), BENCH_RUNS (5), HOST_BENCH_MB
-# (1024), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
+# (512), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
 # measurement), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
@@ -34,7 +34,7 @@ what=${1:-all}
 case "$what" in kfunc|all|scale|profile) ;; *) die "usage: $0 kfunc|all|scale|profile" ;; esac
 BENCH_MB=${BENCH_MB:-256}
 BENCH_RUNS=${BENCH_RUNS:-5}
-HOST_BENCH_MB=${HOST_BENCH_MB:-1024}
+HOST_BENCH_MB=${HOST_BENCH_MB:-512}
 [ -f "$KOBJ/arch/x86/boot/bzImage" ] || die "no guest kernel at $KOBJ/arch/x86/boot/bzImage (make kernel)"
 [ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
 
@@ -51,14 +51,14 @@ ln -sfn "$(basename "$out")" "$BUILD_ROOT/bench/last-$what"
 append="${VM_APPEND:-}"
 [ -n "${KFUNC_MIN_TIME:-}" ] && append+=" iou.kfunc_min_time=$KFUNC_MIN_TIME"
 if [ "$what" = all ]; then
-	# with every engine there, the default matrix runs ~25 min under TCG
+	# the default matrix runs ~8 min under TCG, the full one about 40
 	export TIMEOUT=${TIMEOUT:-3600}
 	export VM_MEM=${VM_MEM:-4G}
 	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
 	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
 	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
 	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((TIMEOUT - 120))"
-	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS; do
+	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS MEMCPY_MB; do
 		v=$(eval echo "\${BENCH_$k:-}")
 		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
