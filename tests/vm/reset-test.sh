@@ -7,7 +7,8 @@
 #          alternately by sysrq-b (guest kernel, no sync) and by SIGKILL to
 #          QEMU (the plug pulled from outside);
 #   boot 2 replays the ext4 journal, restarts the daemon and checks that
-#          every destination ends byte-identical, and how much was re-copied.
+#          every destination ends byte-identical, resumes no earlier than the
+#          checkpoint boot 1 saw durable, and how much was re-copied.
 #
 # RESET_RUNS (default 2) runs; prints each boot's TAP, then one closing
 # `N passed, N failed, N skipped` over all boots. Exits non-zero on any failure.
@@ -46,7 +47,7 @@ for i in $(seq "$RUNS"); do
 	done_at=$(grep -aoE 'IOU-RESET-DONE [a-z]:[0-9]+,[a-z]:[0-9]+' "${rundir:-/dev/null}/console.log" 2>/dev/null |
 		tail -1 | cut -d' ' -f2)
 	if [ -z "$done_at" ]; then
-		echo "not ok - reset run $i: boot 1 reached the reset point"
+		echo "not ok - reset run $i: boot 1 reached the reset point (IOU-RESET-DONE on its console)"
 		failed=$((failed + 1))
 		continue
 	fi
@@ -55,7 +56,7 @@ for i in $(seq "$RUNS"); do
 	VM_SCRATCH_IMG=$img VM_APPEND="${VM_APPEND:-} iou.reset_done=$done_at" GUEST_TESTS=reset \
 		TIMEOUT=${TIMEOUT:-900} "$REPO/tests/vm/run-vm.sh" test 2>&1 | tee "$out2" || true
 	tally "$out2"
-	summary+=("run $i ($how): $(grep -aoE 're-copied at least [0-9]+ bytes' "$out2" | awk '{ print $4 }' | paste -sd/ -) bytes re-copied (a/b)")
+	summary+=("run $i ($how): $(grep -aoE 'on disk: [0-9]+ bytes re-copied' "$out2" | awk '{ print $3 }' | paste -sd/ -) bytes re-copied (a/b)")
 done
 rm -f "$img"
 for s in "${summary[@]}"; do echo "# $s"; done
