@@ -4,8 +4,8 @@
 # $BUILD_ROOT/tools/perf/perf. Only what a cpu-clock profile needs: no
 # python/perl, no libtraceevent, no DWARF unwinding; it links against libc,
 # libm, zlib and libelf only, which the guest image has (libbpf1 pulls in the
-# last two). About 3.5 min on 2 cores while a kernel build ran, then skipped
-# until the tree changes. `make kernel` first.
+# last two). 3.5-5 min on 2 cores with a kernel build or a guest beside it,
+# then skipped until the tree is extracted again. `make kernel` first.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
