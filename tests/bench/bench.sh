@@ -36,18 +36,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
 
 # ---- knobs ---------------------------------------------------------------
-if [ "$mode" = guest ]; then
-	read -r cmdline < /proc/cmdline
-	for arg in $cmdline; do
-		case "$arg" in
-		iou.bench_*=*)
-			k=${arg%%=*}; k=${k#iou.bench_}; v=${arg#*=}
-			k=BENCH_$(tr a-z A-Z <<<"$k")
-			printf -v "$k" '%s' "${v//,/ }"
-			export "${k?}" ;;
-		esac
-	done
-fi
+. "$here/knobs.sh"
+[ "$mode" = guest ] && cmdline_knobs bench
 BENCH_MB=${BENCH_MB:-256}
 BENCH_RUNS=${BENCH_RUNS:-5}
 BENCH_BS=${BENCH_BS:-64K 1M}

@@ -20,17 +20,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
-
-read -r cmdline < /proc/cmdline
-for arg in $cmdline; do
-	case "$arg" in
-	iou.profile_*=*)
-		k=${arg%%=*}; k=${k#iou.profile_}; v=${arg#*=}
-		k=PROFILE_$(tr a-z A-Z <<<"$k")
-		printf -v "$k" '%s' "${v//,/ }"
-		export "${k?}" ;;
-	esac
-done
+. "$here/knobs.sh"
+cmdline_knobs profile
 PROFILE_MB=${PROFILE_MB:-256}
 PROFILE_BS=${PROFILE_BS:-1M}
 PROFILE_QD=${PROFILE_QD:-32}

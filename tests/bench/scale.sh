@@ -33,17 +33,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
-
-read -r cmdline < /proc/cmdline
-for arg in $cmdline; do
-	case "$arg" in
-	iou.scale_*=*)
-		k=${arg%%=*}; k=${k#iou.scale_}; v=${arg#*=}
-		k=SCALE_$(tr a-z A-Z <<<"$k")
-		printf -v "$k" '%s' "${v//,/ }"
-		export "${k?}" ;;
-	esac
-done
+. "$here/knobs.sh"
+cmdline_knobs scale
 SCALE_SIZES=${SCALE_SIZES:-1G 4G 16G}
 SCALE_PIPELINES=${SCALE_PIPELINES:-1 2 4}
 SCALE_ENGINES=${SCALE_ENGINES:-uring bpf loop}
