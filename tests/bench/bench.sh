@@ -36,7 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
 
 # ---- knobs ---------------------------------------------------------------
-. "$here/knobs.sh"
+. "$here/common.sh"
 [ "$mode" = guest ] && cmdline_knobs bench
 BENCH_MB=${BENCH_MB:-256}
 BENCH_RUNS=${BENCH_RUNS:-5}
@@ -168,14 +168,7 @@ engine_config() {
 	local -a dsts=(${MDSTS[$medium]})
 	n=$(ndests "$tf")
 	{
-		echo "[daemon]"
-		echo "state_dir = $WORK/state"
-		echo "runtime_dir = $WORK/state"
-		echo "log_level = notice"
-		echo "exit_when_done = yes"
-		echo "engine = $engine"
-		echo "queue_depth = $qd"
-		echo "block_size = $bs"
+		daemon_section "$WORK/state" "$engine" "$qd" "$bs"
 		echo "direct = $([ "${MDIRECT[$medium]}" = 1 ] && echo yes || echo no)"
 		# one checkpoint at the end: the baselines do not flush either
 		echo "checkpoint_interval = $((BYTES >> 20))M"

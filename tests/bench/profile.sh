@@ -20,7 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
-. "$here/knobs.sh"
+. "$here/common.sh"
 cmdline_knobs profile
 PROFILE_MB=${PROFILE_MB:-256}
 PROFILE_BS=${PROFILE_BS:-1M}
@@ -60,14 +60,7 @@ config() {	# FILE ENGINE TRANSFORM
 	local nd=1 i
 	[ "$3" = stripe ] && nd=4
 	{
-		echo "[daemon]"
-		echo "state_dir = $WORK/state"
-		echo "runtime_dir = $WORK/state"
-		echo "log_level = notice"
-		echo "exit_when_done = yes"
-		echo "engine = $2"
-		echo "queue_depth = $PROFILE_QD"
-		echo "block_size = $PROFILE_BS"
+		daemon_section "$WORK/state" "$2" "$PROFILE_QD" "$PROFILE_BS"
 		echo "checkpoint_interval = ${PROFILE_MB}M"
 		[ "$3" = stripe ] && echo "stripe_unit = 256K"
 		echo "[pipeline prof]"

@@ -33,7 +33,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
-. "$here/knobs.sh"
+. "$here/common.sh"
 cmdline_knobs scale
 SCALE_SIZES=${SCALE_SIZES:-1G 4G 16G}
 SCALE_PIPELINES=${SCALE_PIPELINES:-1 2 4}
@@ -93,14 +93,7 @@ config() {
 	local np=$1 size=$2 engine=$3 f=$WORK/run.conf part i
 	part=$((size / np))
 	{
-		echo "[daemon]"
-		echo "state_dir = $WORK/state"
-		echo "runtime_dir = $WORK/state"
-		echo "log_level = notice"
-		echo "exit_when_done = yes"
-		echo "engine = $engine"
-		echo "queue_depth = $SCALE_QD"
-		echo "block_size = $BS"
+		daemon_section "$WORK/state" "$engine" "$SCALE_QD" "$BS"
 		echo "direct = yes"
 		for i in $(seq 0 $((np - 1))); do
 			echo
