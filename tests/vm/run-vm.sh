@@ -175,11 +175,10 @@ if [ "$VM_RESET" = kill ]; then
 	# pull the plug: SIGKILL to QEMU (the child of timeout), no flush
 	( while kill -0 $qpid 2>/dev/null; do
 		if grep -a 'IOU-RESET-NOW' "$console" | grep -qv 'IOU-TAP'; then
-			sleep "0.$((RANDOM % 10))"
 			pkill -KILL -P $qpid qemu-system && echo killed > "$run/reset-kill"
 			break
 		fi
-		sleep 0.2
+		sleep 0.05
 	done ) &
 fi
 rc=0

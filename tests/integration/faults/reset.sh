@@ -79,7 +79,9 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 	# writes from here on is only as durable as it makes it
 	sync
 	RANDOM=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-	pct=$((10 + RANDOM % 60))
+	# the host needs a moment to see the marker and kill QEMU, while the
+	# copy goes on: aim earlier there, so the plug is pulled mid-copy
+	if [ "$how" = kill ]; then pct=$((5 + RANDOM % 30)); else pct=$((10 + RANDOM % 60)); fi
 	target=$((128 * MiB * pct / 100))
 	ok "reset armed: by $how once pipeline a passes ${pct}% of 128 MiB"
 	echo "1..$n"
