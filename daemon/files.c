@@ -132,7 +132,8 @@ void files_close(struct pipeline_run *pr)
 static void files_consume_old_wb_errors(struct pipeline_run *pr)
 {
 	for (int i = 0; i < pr->nr_dst; i++) {
-		if (fdatasync(pr->dst[i].fd) == 0)
+		/* only writeback errors; the checkpoint flushes report the rest */
+		if (fdatasync(pr->dst[i].fd) == 0 || (errno != EIO && errno != ENOSPC))
 			continue;
 		log_warning("pipeline %s: destination %s: an earlier writeback error (%s) "
 			    "was pending when it was opened; what it lost lies past the "

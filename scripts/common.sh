@@ -16,5 +16,7 @@ export KBUILD_BUILD_USER=iou-offload KBUILD_BUILD_HOST=build
 KMAKE=(make -s -C "$KSRC" O="$KOBJ" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= -j"$(nproc)")
 
 die() { echo "error: $*" >&2; exit 1; }
+# the closing "N passed, N failed, N skipped" line of a run's output FILE
+summary_of() { grep -aoE '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" | tail -1; }
 log() { echo ">> $*"; }
 hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }

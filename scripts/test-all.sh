@@ -14,7 +14,7 @@ for t in check vm-test vm-reset; do
 	out=$BUILD_ROOT/runs/make-$t.out
 	make -s "$t" 2>&1 | tee "$out"
 	st=${PIPESTATUS[0]}
-	line=$(grep -aoE '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -1)
+	line=$(summary_of "$out")
 	if [ -z "$line" ]; then
 		echo "not ok - make $t printed its summary (exit status $st)"
 		line="0 passed, 1 failed, 0 skipped"

@@ -22,7 +22,7 @@ summary=()
 
 tally() {	# the closing line of one run-vm.sh output
 	local line
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" | tail -1)
+	line=$(summary_of "$1")
 	if [ -z "$line" ]; then
 		failed=$((failed + 1))
 		echo "not ok - reset: run-vm.sh printed its summary ($1)"
