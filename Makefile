@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc bench-scale bench-profile clean-image
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc bench-scale bench-profile clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -33,9 +33,20 @@ selftests: kernel ## build tools/testing/selftests/io_uring of the patched tree 
 daemon: deps ## build iou-offloadd and its BPF programs
 	@$(MAKE) -s -C daemon
 
-image: kernel selftests daemon ## the mkosi guest image (cached by its config) plus this tree's payload
+image: deps ## the mkosi guest image (cached by its config) plus this tree's payload
+	@$(MAKE) -s -j2 image-parts
 	@$(MAKE) -s -C daemon install DESTDIR=$(BUILD_ROOT)/payload
 	@tests/vm/build-image.sh
+
+# The base image (mkosi: downloads and dpkg, niced) builds beside the kernel,
+# selftests and daemon (CPU), which build one after the other: the daemon's BPF
+# programs need the kernel's vmlinux.h. MAKEFLAGS= keeps the kernel's own -j
+# from meeting this make's jobserver.
+image-parts: image-base kernel-selftests-daemon
+image-base:
+	@tests/vm/build-image.sh base
+kernel-selftests-daemon:
+	@MAKEFLAGS= $(MAKE) -s kernel selftests daemon
 
 vm-test: image ## boot the patched kernel in QEMU, run the guest suites, print TAP and a summary
 	@tests/vm/run-vm.sh test

@@ -13,6 +13,9 @@
 #     $BUILD_ROOT/image/root.raw with `mkfs.ext4 -d`, only when one of the
 #     three changed. Seconds; no loop mount, no root-only mount tricks.
 #
+# `build-image.sh base` does step 1 only: make image runs it beside the kernel
+# build (mkosi mostly downloads and unpacks; the kernel build is CPU).
+#
 # Variables: BUILD_ROOT, ROOT_FREE_MB (free space in the guest root, default
 # 1024; the file is sparse).
 set -euo pipefail
@@ -62,6 +65,7 @@ if [ ! -d "$base" ]; then
 	done
 	log "base image built in $(since "$t0") s: $(du -sh "$base" | cut -f1)"
 fi
+[ "${1:-}" = base ] && exit 0
 
 # 2. the harness overlay, rebuilt every time (cheap) and compared by content
 t0=$(now)
