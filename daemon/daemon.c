@@ -75,6 +75,8 @@ static void *worker_thread(void *arg)
 	w->result = pipeline_run(&w->cfg, &w->env);
 	atomic_store(&w->status.setup_done, true);
 	atomic_store(&w->exited, true);
+	/* --once and exit_when_done end now, not at the next tick */
+	run_env_wake_main(&w->env);
 	return NULL;
 }
 
@@ -100,6 +102,7 @@ static int worker_start(struct daemon *d, const struct pipeline_config *pc)
 		.probe = &d->probe,
 		.stop = &w->stop,
 		.wake_fd = w->wake_fd,
+		.main_fd = d->event_fd,
 		.status = &w->status,
 	};
 	w->rate_ns = mono_ns();
@@ -427,10 +430,19 @@ static void daemon_handle_signals(struct daemon *d)
 
 static void daemon_tick(struct daemon *d, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = d->sigfd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = d->sigfd, .events = POLLIN },
+		{ .fd = d->event_fd, .events = POLLIN },
+	};
+	uint64_t n;
 
-	if (poll(&pfd, 1, timeout_ms) > 0)
-		daemon_handle_signals(d);
+	if (poll(pfd, 2, timeout_ms) > 0) {
+		if (pfd[0].revents & POLLIN)
+			daemon_handle_signals(d);
+		/* a pipeline finished its setup or ended: the checks below see it */
+		if ((pfd[1].revents & POLLIN) && read(d->event_fd, &n, sizeof(n)) < 0)
+			log_debug("event fd: %s", strerror(errno));
+	}
 	workers_reap(d);
 	workers_update_rates(d);
 	daemon_watchdog(d);
@@ -439,7 +451,7 @@ static void daemon_tick(struct daemon *d, int timeout_ms)
 int daemon_main(const struct daemon_options *opts)
 {
 	struct config_errors errs = { 0 };
-	struct daemon d = { .opts = *opts, .sigfd = -1 };
+	struct daemon d = { .opts = *opts, .sigfd = -1, .event_fd = -1 };
 	uint64_t ready_deadline, last_status = 0;
 	bool ready = false;
 	int ret;
@@ -475,8 +487,15 @@ int daemon_main(const struct daemon_options *opts)
 		log_info("bpf engine unavailable: %s", d.probe.why);
 
 	ret = daemon_signals(&d);
+	if (!ret) {
+		d.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (d.event_fd < 0)
+			ret = -errno;
+	}
 	if (ret) {
 		log_err("cannot set up signal handling: %s", strerror(-ret));
+		if (d.sigfd >= 0)
+			close(d.sigfd);
 		config_free(&d.cfg);
 		return 1;
 	}
@@ -510,6 +529,7 @@ int daemon_main(const struct daemon_options *opts)
 		worker_free(w);
 	}
 	close(d.sigfd);
+	close(d.event_fd);
 	/* a stop request is a clean exit; run-to-end modes report failures */
 	ret = d.failures && !d.stopping && (opts->once || d.cfg.exit_when_done) ? 1 : 0;
 	log_notice("exiting%s", d.failures ? ": some pipelines failed" : "");

@@ -44,6 +44,7 @@ struct daemon {
 	struct engine_probe probe;
 	struct worker *workers;
 	int sigfd;
+	int event_fd;			/* eventfd: pipelines wake the main thread */
 	uint64_t watchdog_usec;
 	uint64_t started;		/* unix seconds */
 	uint64_t last_watchdog_ns;

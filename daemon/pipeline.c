@@ -1053,6 +1053,15 @@ static bool sleep_or_stop(const struct run_env *env, unsigned int seconds)
 	return env->stop && atomic_load(env->stop);
 }
 
+void run_env_wake_main(const struct run_env *env)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is full, so the main thread is awake anyway */
+	if (env->main_fd >= 0 && write(env->main_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("wake main thread: %s", strerror(errno));
+}
+
 int pipeline_run(const struct pipeline_config *pc, const struct run_env *env)
 {
 	struct pipeline_status *st = env->status;
@@ -1074,6 +1083,7 @@ int pipeline_run(const struct pipeline_config *pc, const struct run_env *env)
 		}
 		ret = pipeline_prepare(pr, pc, env);
 		atomic_store(&st->setup_done, true);
+		run_env_wake_main(env);
 		if (ret == 1) {
 			atomic_store(&st->bytes_total, pr->plan.p.length);
 			atomic_store(&st->bytes_done, pr->plan.p.length);

@@ -64,8 +64,13 @@ struct run_env {
 	const struct engine_probe *probe;
 	_Atomic bool *stop;		/* drain, checkpoint, return */
 	int wake_fd;			/* eventfd the daemon writes to after setting stop; -1 */
+	int main_fd;			/* eventfd the pipeline writes to when its setup is done
+					 * and when it ends (wakes the main thread); -1 */
 	struct pipeline_status *status;
 };
+
+/* wake the daemon's main thread: setup done, or the pipeline ended */
+void run_env_wake_main(const struct run_env *env);
 
 struct file_slot {
 	const char *path;

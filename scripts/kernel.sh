@@ -96,19 +96,30 @@ if [ "$(cat "$KOBJ/.iou-config" 2>/dev/null)" != "$cfg_hash" ]; then
 	echo "$cfg_hash" > "$KOBJ/.iou-config"
 fi
 
-# 4. build (make itself is the no-op check)
+# 4. userspace BPF tools from the same tree: libbpf 1.5 (static), bpftool.
+#    They need only the source, so they build beside the kernel, niced: they
+#    take the core the kernel's serial link, BTF and kallsyms steps leave idle.
+tools_pid=""
+if [ ! -x "$TOOLS/bpftool/bpftool" ] || [ "$KSRC/.iou-base" -nt "$TOOLS/bpftool/bpftool" ]; then
+	log "building libbpf and bpftool from the tree (beside the kernel)"
+	mkdir -p "$TOOLS/libbpf" "$TOOLS/bpftool"
+	rm -f "$TOOLS/bpftool/bpftool"
+	(
+		nice -n 10 make -s -C "$KSRC/tools/lib/bpf" OUTPUT="$TOOLS/libbpf/" CC="ccache gcc" \
+			DESTDIR="$TOOLS/libbpf/root" prefix=/usr -j"$(nproc)" install_headers install >/dev/null &&
+		nice -n 10 make -s -C "$KSRC/tools/bpf/bpftool" OUTPUT="$TOOLS/bpftool/" CC="ccache gcc" \
+			-j"$(nproc)" >/dev/null
+	) > "$TOOLS/build.log" 2>&1 &
+	tools_pid=$!
+fi
+
+# 5. the kernel (make itself is the no-op check)
 log "building bzImage ($KCONFIG)"
 "${KMAKE[@]}" bzImage
 "${KMAKE[@]}" headers_install INSTALL_HDR_PATH="$KHDR" >/dev/null
-
-# 5. userspace BPF tools from the same tree: libbpf 1.5 (static), bpftool
-if [ ! -x "$TOOLS/bpftool/bpftool" ] || [ "$KSRC/.iou-base" -nt "$TOOLS/bpftool/bpftool" ]; then
-	log "building libbpf and bpftool from the tree"
-	mkdir -p "$TOOLS/libbpf" "$TOOLS/bpftool"
-	make -s -C "$KSRC/tools/lib/bpf" OUTPUT="$TOOLS/libbpf/" CC="ccache gcc" \
-		DESTDIR="$TOOLS/libbpf/root" prefix=/usr -j"$(nproc)" install_headers install >/dev/null
-	make -s -C "$KSRC/tools/bpf/bpftool" OUTPUT="$TOOLS/bpftool/" CC="ccache gcc" \
-		-j"$(nproc)" >/dev/null
+if [ -n "$tools_pid" ] && ! wait "$tools_pid"; then
+	tail -30 "$TOOLS/build.log" >&2
+	die "building libbpf/bpftool failed (full log: $TOOLS/build.log)"
 fi
 if [ ! -s "$KOBJ/vmlinux.h" ] || [ "$KOBJ/vmlinux" -nt "$KOBJ/vmlinux.h" ]; then
 	"$TOOLS/bpftool/bpftool" btf dump file "$KOBJ/vmlinux" format c > "$KOBJ/vmlinux.h.tmp"

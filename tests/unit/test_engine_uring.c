@@ -142,7 +142,7 @@ static int run(struct fx *f, const char *text)
 	atomic_store(&f->stop, false);
 	f->env = (struct run_env){
 		.state_dir = f->state, .probe = &f->probe, .stop = &f->stop,
-		.wake_fd = -1, .status = &f->st,
+		.wake_fd = -1, .main_fd = -1, .status = &f->st,
 	};
 	return pipeline_run(&f->cfg.pipelines[0], &f->env);
 }
@@ -396,7 +396,7 @@ static void stop_mid_copy_checkpoints_and_resumes_identical(void **state)
 	pipeline_status_init(&f->st);
 	f->env = (struct run_env){
 		.state_dir = f->state, .probe = &f->probe, .stop = &f->stop,
-		.wake_fd = -1, .status = &f->st,
+		.wake_fd = -1, .main_fd = -1, .status = &f->st,
 	};
 	pthread_create(&s.th, NULL, stopper_thread, &s);
 	int ret = pipeline_run(&f->cfg.pipelines[0], &f->env);
