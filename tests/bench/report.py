@@ -287,15 +287,22 @@ def summary(groups, kfunc_json):
             ref = best(groups, mover=den, transform=tf if den != "fio" else "copy", medium=g["medium"], bs=g["bs"],
                        qd=g["qd"])
             if ref:
-                rs.append((g["mib_s"]["median"] / ref["mib_s"]["median"], g))
+                rs.append((g["mib_s"]["median"] / ref["mib_s"]["median"], g, ref))
         if not rs:
             out.append(f"- {name} >= {goal}: not measured ({num} or {den} did not run)")
             return
         lo = min(rs, key=lambda x: x[0])
         hi = max(rs, key=lambda x: x[0])
-        out.append(f"- {name} >= {goal}: {lo[0]:.2f} .. {hi[0]:.2f} over {len(rs)} configurations "
-                   f"(lowest {lo[1]['medium']} bs {size_name(lo[1]['bs'])} qd {lo[1]['qd']}): "
-                   + ("met everywhere" if lo[0] >= goal else "met nowhere" if hi[0] < goal else "met in part"))
+        line = (f"- {name} >= {goal}: {lo[0]:.2f} .. {hi[0]:.2f} over {len(rs)} configurations "
+                f"(lowest {lo[1]['medium']} bs {size_name(lo[1]['bs'])} qd {lo[1]['qd']}): "
+                + ("met everywhere" if lo[0] >= goal else "met nowhere" if hi[0] < goal else "met in part"))
+        # the same with each side's one-block run taken out (BPF loading is a
+        # fixed cost that short runs cannot amortize)
+        nets = [g["net_mib_s"] / r["net_mib_s"] for _, g, r in rs if g.get("net_mib_s") and r.get("net_mib_s")]
+        if nets:
+            line += (f"; net of startup {min(nets):.2f} .. {max(nets):.2f} over {len(nets)}: "
+                     + ("met everywhere" if min(nets) >= goal else "met nowhere" if max(nets) < goal else "met in part"))
+        out.append(line)
 
     ratio_target("bpf / uring MiB/s on stripe", "stripe", "iou-offloadd bpf", "iou-offloadd uring", 1.2)
     ratio_target("bpf / fio MiB/s on copy", "copy", "iou-offloadd bpf", "fio", 1.0)
