@@ -54,7 +54,7 @@ append="${VM_APPEND:-}"
 [ "$what" = all ] && KFUNC_MIN_TIME=${KFUNC_MIN_TIME:-0.2}
 [ -n "${KFUNC_MIN_TIME:-}" ] && append+=" iou.kfunc_min_time=$KFUNC_MIN_TIME"
 if [ "$what" = all ]; then
-	# the default matrix runs ~8 min under TCG, the full one about 40
+	# the default matrix runs ~5 min under TCG, the full one over 40
 	export TIMEOUT=${TIMEOUT:-3600}
 	export VM_MEM=${VM_MEM:-4G}
 	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
