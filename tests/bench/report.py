@@ -241,7 +241,9 @@ def plot(groups, out_dir, title):
                 f.write('"' + lab + '" ' + " ".join(
                     f"{vals[(lab, b)]:.1f}" if (lab, b) in vals else "-" for b in bss) + "\n")
         acc = rows[0]["accel"]
-        script.append(f"set title '{system} ({acc}): {medium}, copy {size_name(rows[0]['bytes'])}'")
+        # the movers' size per run (memcpy moves BENCH_MEMCPY_MB, a rate)
+        per_run = max(g["bytes"] for g in rows)
+        script.append(f"set title '{system} ({acc}): {medium}, {size_name(per_run)} per run'")
         cols = ", ".join(f"'{dat}' using {i + 2}:xtic(1) title 'bs {size_name(b)}'" if i == 0
                          else f"'' using {i + 2} title 'bs {size_name(b)}'" for i, b in enumerate(bss))
         script.append("plot " + cols)
