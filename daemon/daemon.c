@@ -493,7 +493,8 @@ int daemon_main(const struct daemon_options *opts)
 			ret = -errno;
 	}
 	if (ret) {
-		log_err("cannot set up signal handling: %s", strerror(-ret));
+		log_err("cannot set up signal handling or the main thread's eventfd: %s",
+			strerror(-ret));
 		if (d.sigfd >= 0)
 			close(d.sigfd);
 		config_free(&d.cfg);

@@ -44,8 +44,8 @@ BENCH_BS=${BENCH_BS:-64K 1M}
 BENCH_QD=${BENCH_QD:-1 8 32}
 # The default fits `make bench` cold in 30 minutes on 2 cores (measured 22 min
 # 41 s, the kernel build 15.5 of them): tmpfs only, engines at depth 32 (fio
-# at 1, 8 and 32). The full matrix: BENCH_MEDIA="tmpfs brd virtio" BENCH_ENGINE_QD="1 8 32"
-# (tests/bench/README.md has the measured times).
+# at 1, 8 and 32). The full matrix: BENCH_MEDIA="tmpfs brd virtio"
+# BENCH_ENGINE_QD="1 8 32" (tests/bench/README.md has the measured times).
 BENCH_ENGINE_QD=${BENCH_ENGINE_QD:-32}
 BENCH_TOOLS=${BENCH_TOOLS:-memcpy dd cp fio engines}
 BENCH_ENGINES=${BENCH_ENGINES:-uring bpf loop}

@@ -22,7 +22,8 @@
 # (256), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
-# measurement; 0.2 for all, the kfunc suite's own 0.4 for kfunc), HOST_BASELINE=0 to leave the host out; and run-vm.sh's
+# measurement; 0.2 for all, the kfunc suite's own 0.4 for kfunc),
+# HOST_BASELINE=0 to leave the host out; and run-vm.sh's
 # (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
 # scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_MULTI_UPTO, SCALE_ENGINES, SCALE_BS, SCALE_QD,
 # SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
@@ -49,7 +50,7 @@ ln -sfn "$(basename "$out")" "$BUILD_ROOT/bench/last-$what"
 
 # the guest's knobs travel on its kernel command line (iou.bench_x=a,b)
 append="${VM_APPEND:-}"
-# make bench runs the kfunc suite at 0.2 s per calibrated measurement (36
+# make bench runs the kfunc suite at 0.2 s per calibrated measurement (24
 # of them), make bench-kfunc at the suite's own 0.4
 [ "$what" = all ] && KFUNC_MIN_TIME=${KFUNC_MIN_TIME:-0.2}
 [ -n "${KFUNC_MIN_TIME:-}" ] && append+=" iou.kfunc_min_time=$KFUNC_MIN_TIME"
