@@ -293,17 +293,18 @@ def summary(groups, kfunc_json):
         if not rs:
             out.append(f"- {name} >= {goal}: not measured ({num} or {den} did not run)")
             return
+        def met(lo, hi):
+            return "met everywhere" if lo >= goal else "met nowhere" if hi < goal else "met in part"
+
         lo = min(rs, key=lambda x: x[0])
         hi = max(rs, key=lambda x: x[0])
         line = (f"- {name} >= {goal}: {lo[0]:.2f} .. {hi[0]:.2f} over {len(rs)} configurations "
-                f"(lowest {lo[1]['medium']} bs {size_name(lo[1]['bs'])} qd {lo[1]['qd']}): "
-                + ("met everywhere" if lo[0] >= goal else "met nowhere" if hi[0] < goal else "met in part"))
+                f"(lowest {lo[1]['medium']} bs {size_name(lo[1]['bs'])} qd {lo[1]['qd']}): " + met(lo[0], hi[0]))
         # the same with each side's one-block run taken out (BPF loading is a
         # fixed cost that short runs cannot amortize)
         nets = [g["net_mib_s"] / r["net_mib_s"] for _, g, r in rs if g.get("net_mib_s") and r.get("net_mib_s")]
         if nets:
-            line += (f"; net of startup {min(nets):.2f} .. {max(nets):.2f} over {len(nets)}: "
-                     + ("met everywhere" if min(nets) >= goal else "met nowhere" if max(nets) < goal else "met in part"))
+            line += f"; net of startup {min(nets):.2f} .. {max(nets):.2f} over {len(nets)}: " + met(min(nets), max(nets))
         out.append(line)
 
     ratio_target("bpf / uring MiB/s on stripe", "stripe", "iou-offloadd bpf", "iou-offloadd uring", 1.2)
