@@ -149,6 +149,9 @@ case "$VM_RESET" in
 esac
 [ -n "$VM_RESET" ] && cmdline+=" iou.reset=$VM_RESET"
 [ -n "$VM_APPEND" ] && cmdline+=" $VM_APPEND"
+# the guest kernel has no ACPI: it finds CPUs in the MP table, where QEMU
+# lists one per socket (cores of one socket stay invisible)
+cmdline+=" iou.smp=$VM_SMP"
 
 log "vm $mode: accelerator $accel$([ "$ACCEL" = auto ] && [ "$accel" = tcg ] && echo " (KVM probe failed)"), ${tests:+suites $tests, }timeout ${TIMEOUT} s"
 log "console: $console"
@@ -156,7 +159,7 @@ t0=$(date +%s.%N)
 # the root image is opened snapshot=on: the guest's writes go to a throwaway
 # overlay (in TMPDIR=$run), so every run starts from the same image
 TMPDIR=$run timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -nodefaults -no-user-config \
-	-display none -no-reboot "${accel_args[@]}" -m "$VM_MEM" -smp "$VM_SMP" \
+	-display none -no-reboot "${accel_args[@]}" -m "$VM_MEM" -smp "$VM_SMP,sockets=$VM_SMP,cores=1,threads=1" \
 	-kernel "$KERNEL" -append "$cmdline" \
 	-serial "file:$console" \
 	-drive "file=$IMAGE,format=raw,if=none,id=root,snapshot=on,cache=unsafe" \
