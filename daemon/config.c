@@ -27,9 +27,11 @@
 
 #include <ini.h>
 
+#include "claims.h"
 #include "config.h"
 
-#define INIH_LINE_MAX	197	/* inih's stack buffer (200) minus "\r\n\0" */
+/* a path of PATH_MAX and its key */
+#define CONFIG_LINE_MAX	(PATH_MAX + 256)
 
 enum key_id {
 	K_STATE_DIR, K_RUNTIME_DIR, K_LOG_LEVEL, K_EXIT_WHEN_DONE,
@@ -363,16 +365,48 @@ static void section_begin(struct parse_state *st, char *inner)
 	st->sec = SEC_PIPELINE;
 }
 
+static int config_handler(void *user, const char *section, const char *name,
+			  const char *value);
+
+/*
+ * A line longer than inih's fixed buffer (Debian builds it with 200 bytes,
+ * and its ini_max_line knob is not read): parse it here as inih would, a
+ * comment or "key = value" with an optional " ;" comment, and hand it to
+ * the same handler.
+ */
+static void long_line(struct parse_state *st, char *line)
+{
+	char *p = trim(line), *sep, *c;
+
+	if (!*p || *p == ';' || *p == '#')
+		return;
+	sep = strpbrk(p, "=:");
+	if (*p == '[' || !sep) {
+		add_error(st, st->line, "syntax error: expected '[section]', 'key = value' or "
+			  "a comment");
+		return;
+	}
+	*sep = '\0';
+	for (c = sep + 1; (c = strchr(c, ';')); c++) {
+		if (c[-1] == ' ' || c[-1] == '\t') {
+			*c = '\0';
+			break;
+		}
+	}
+	config_handler(st, NULL, trim(p), trim(sep + 1));
+}
+
 /*
  * fgets-like reader over the in-memory file. Counts lines, and looks at
- * section headers itself. Lines inih cannot hold are reported here and
- * replaced by a comment, so inih's view stays in step with ours.
+ * section headers itself. Lines longer than inih's buffer are parsed here
+ * (long_line()); inih sees a comment in their place, so its line numbers
+ * stay in step with ours.
  */
 static char *config_reader(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
 	size_t start = st->pos, end, n;
-	char line[INIH_LINE_MAX + 3], *p;
+	char line[CONFIG_LINE_MAX + 3], *p;
 
 	if (st->pos >= st->len)
 		return NULL;
@@ -384,13 +418,20 @@ static char *config_reader(char *str, int num, void *stream)
 	n = end - start;
 	if (n && st->buf[start + n - 1] == '\r')
 		n--;
-	if (n > INIH_LINE_MAX || (int)n + 2 > num) {
-		add_error(st, st->line, "line is longer than %d characters", INIH_LINE_MAX);
+	if (n > CONFIG_LINE_MAX) {
+		add_error(st, st->line, "line is longer than %d characters", CONFIG_LINE_MAX);
 		snprintf(str, num, "#\n");
 		return str;
 	}
 	if (memchr(st->buf + start, '\0', n)) {
 		add_error(st, st->line, "line contains a NUL byte");
+		snprintf(str, num, "#\n");
+		return str;
+	}
+	if ((int)n + 2 > num) {
+		memcpy(line, st->buf + start, n);
+		line[n] = '\0';
+		long_line(st, line);
 		snprintf(str, num, "#\n");
 		return str;
 	}
@@ -556,8 +597,8 @@ static int set_setting(struct parse_state *st, struct pipeline_settings *s,
 	}
 }
 
-static int add_path(struct parse_state *st, char **list, int *nr, const char *what,
-		    const char *value)
+static int add_path(struct parse_state *st, char **list, int *lines, int *nr,
+		    const char *what, const char *value)
 {
 	char *dup = NULL;
 
@@ -568,6 +609,7 @@ static int add_path(struct parse_state *st, char **list, int *nr, const char *wh
 	}
 	if (set_string(st, &dup, what, value))
 		return -EINVAL;
+	lines[*nr] = st->line;
 	list[(*nr)++] = dup;
 	return 0;
 }
@@ -606,9 +648,11 @@ static int set_pipeline_key(struct parse_state *st, const struct key_def *k,
 		}
 		return 0;
 	case K_SOURCE:
-		return add_path(st, pc->sources, &pc->nr_sources, "source", value);
+		return add_path(st, pc->sources, pc->source_line, &pc->nr_sources, "source",
+				value);
 	case K_DESTINATION:
-		return add_path(st, pc->dests, &pc->nr_dests, "destination", value);
+		return add_path(st, pc->dests, pc->dest_line, &pc->nr_dests, "destination",
+				value);
 	case K_OFFSET:
 		return check_size(st, k->name, value, 0, INT64_MAX, &pc->offset);
 	case K_DEST_OFFSET:
@@ -802,6 +846,35 @@ static void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 	}
 }
 
+/* no two pipelines may write one file, or write what another reads */
+static int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg)
+{
+	struct pipeline_claims *cl;
+	char why[1024];
+	int line, ret = 0;
+
+	if (!cfg->nr_pipelines)
+		return 0;
+	cl = calloc(cfg->nr_pipelines, sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	for (int i = 0; i < cfg->nr_pipelines && !ret; i++)
+		ret = claims_of(&cfg->pipelines[i], &cl[i]);
+	for (int i = 0; i < cfg->nr_pipelines && !ret; i++) {
+		st->sec = SEC_PIPELINE;
+		st->cur = &cfg->pipelines[i];
+		if (claims_self_conflict(&cl[i], &line, why, sizeof(why)))
+			add_error(st, line, "%s", why);
+		for (int j = 0; j < i; j++)
+			if (claims_conflict(&cl[i], &cl[j], &line, why, sizeof(why)))
+				add_error(st, line, "%s", why);
+	}
+	for (int i = 0; i < cfg->nr_pipelines; i++)
+		claims_free(&cl[i]);
+	free(cl);
+	return ret;
+}
+
 static void config_init(struct daemon_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -852,6 +925,8 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 	}
 	for (int i = 0; i < cfg->nr_pipelines; i++)
 		pipeline_resolve(&st, &cfg->pipelines[i]);
+	if (pipelines_check_claims(&st, cfg))
+		st.oom = 1;
 	if (config_set_default_dirs(cfg))
 		st.oom = 1;
 	if (st.oom)

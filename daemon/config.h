@@ -58,6 +58,8 @@ struct pipeline_config {
 	int nr_sources;
 	char *dests[CONFIG_MAX_FILES];
 	int nr_dests;
+	int source_line[CONFIG_MAX_FILES];	/* line of each source = ... */
+	int dest_line[CONFIG_MAX_FILES];	/* line of each destination = ... */
 	uint64_t offset;		/* into each source */
 	uint64_t dest_offset;		/* into each destination */
 	uint64_t length;		/* logical bytes; UINT64_MAX = to the end */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
@@ -165,6 +166,30 @@ static void worker_unlink(struct daemon *d, struct worker *w)
 	}
 }
 
+/*
+ * A pipeline that a reload adds may collide with one still running under an
+ * older config (changed, or removed and draining): 1 and why, or 0.
+ */
+static int worker_conflict(struct daemon *d, const struct pipeline_config *pc, char *why,
+			   size_t len)
+{
+	struct pipeline_claims mine, theirs;
+	int line, found = 0;
+
+	if (claims_of(pc, &mine))
+		return 0;
+	for (struct worker *w = d->workers; w && !found; w = w->next) {
+		if (atomic_load(&w->exited) || !strcmp(w->cfg.name, pc->name))
+			continue;
+		if (claims_of(&w->cfg, &theirs))
+			continue;
+		found = claims_conflict(&mine, &theirs, &line, why, len);
+		claims_free(&theirs);
+	}
+	claims_free(&mine);
+	return found;
+}
+
 /* join pipelines that ended; log how once */
 static void workers_reap(struct daemon *d)
 {
@@ -174,7 +199,9 @@ static void workers_reap(struct daemon *d)
 		pthread_join(w->thread, NULL);
 		w->joinable = false;
 		w->reaped = true;
-		if (w->result && w->result != -EINTR)
+		if (w->result == -EINTR)
+			d->stopped++;
+		else if (w->result)
 			d->failures++;
 	}
 }
@@ -320,6 +347,7 @@ static void daemon_reload(struct daemon *d)
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config next;
+	char why[1024];
 	int ret;
 
 	notify_reloading();
@@ -356,6 +384,11 @@ static void daemon_reload(struct daemon *d)
 				log_warning("pipeline %s: changed in the configuration; it keeps "
 					    "running as it was, the change applies when it starts "
 					    "again", pc->name);
+			continue;
+		}
+		if (worker_conflict(d, pc, why, sizeof(why))) {
+			log_err("pipeline %s: not started: %s (still running under the previous "
+				"configuration); reload again once it has stopped", pc->name, why);
 			continue;
 		}
 		if (w) {
@@ -448,6 +481,23 @@ static void daemon_tick(struct daemon *d, int timeout_ms)
 	daemon_watchdog(d);
 }
 
+/*
+ * --once answers "is the work done?": a failure beats a stop, a stop beats
+ * success. As a service (exit_when_done), a stop request is how systemd
+ * ends it, so it is a clean exit there.
+ */
+static int daemon_exit_status(const struct daemon *d)
+{
+	bool run_to_end = d->opts.once || d->cfg.exit_when_done;
+
+	if (d->opts.once) {
+		if (d->failures)
+			return DAEMON_EXIT_FAILED;
+		return d->stopped ? DAEMON_EXIT_STOPPED : DAEMON_EXIT_OK;
+	}
+	return d->failures && !d->stopping && run_to_end ? DAEMON_EXIT_FAILED : DAEMON_EXIT_OK;
+}
+
 int daemon_main(const struct daemon_options *opts)
 {
 	struct config_errors errs = { 0 };
@@ -462,7 +512,7 @@ int daemon_main(const struct daemon_options *opts)
 		log_err("%s: %d error(s); not starting", opts->config_path, errs.nr);
 		config_errors_free(&errs);
 		config_free(&d.cfg);
-		return 1;
+		return DAEMON_EXIT_CONFIG;
 	}
 	config_errors_free(&errs);
 	log_set_level(opts->log_level_set ? opts->log_level : d.cfg.log_level);
@@ -474,7 +524,7 @@ int daemon_main(const struct daemon_options *opts)
 		log_err("cannot create state_dir %s or runtime_dir %s: %s", d.cfg.state_dir,
 			d.cfg.runtime_dir, strerror(-ret));
 		config_free(&d.cfg);
-		return 1;
+		return DAEMON_EXIT_FAILED;
 	}
 	snprintf(d.status_path, sizeof(d.status_path), "%s/%s", d.cfg.runtime_dir,
 		 STATUS_FILE_NAME);
@@ -498,7 +548,7 @@ int daemon_main(const struct daemon_options *opts)
 		if (d.sigfd >= 0)
 			close(d.sigfd);
 		config_free(&d.cfg);
-		return 1;
+		return DAEMON_EXIT_FAILED;
 	}
 	log_notice("starting %d pipeline(s) from %s", d.cfg.nr_pipelines, opts->config_path);
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
@@ -531,9 +581,9 @@ int daemon_main(const struct daemon_options *opts)
 	}
 	close(d.sigfd);
 	close(d.event_fd);
-	/* a stop request is a clean exit; run-to-end modes report failures */
-	ret = d.failures && !d.stopping && (opts->once || d.cfg.exit_when_done) ? 1 : 0;
-	log_notice("exiting%s", d.failures ? ": some pipelines failed" : "");
+	ret = daemon_exit_status(&d);
+	log_notice("exiting%s%s", d.failures ? ": some pipelines failed" : "",
+		   ret == DAEMON_EXIT_STOPPED ? ": stopped before every pipeline finished" : "");
 	config_free(&d.cfg);
 	return ret;
 }

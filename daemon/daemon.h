@@ -11,6 +11,18 @@
 #include "engine.h"
 #include "pipeline.h"
 
+/*
+ * Exit status of iou-offloadd, part of its command-line contract (--help and
+ * the man page list it): a script can tell a finished copy from a partial one.
+ */
+enum daemon_exit {
+	DAEMON_EXIT_OK = 0,		/* every pipeline finished, or had nothing to do */
+	DAEMON_EXIT_FAILED = 1,		/* a pipeline failed, or the daemon could not start */
+	DAEMON_EXIT_USAGE = 2,		/* bad command line */
+	DAEMON_EXIT_STOPPED = 3,	/* --once: stopped (SIGTERM, SIGINT) before the end */
+	DAEMON_EXIT_CONFIG = 78,	/* the configuration is invalid (EX_CONFIG) */
+};
+
 /* a pipeline's thread, as the main thread sees it */
 struct worker {
 	struct worker *next;
@@ -51,9 +63,10 @@ struct daemon {
 	char status_path[4200];
 	bool stopping;
 	int failures;			/* pipelines that ended failed */
+	int stopped;			/* pipelines stopped before their end */
 };
 
-/* the whole life of the daemon: exit status for main() */
+/* the whole life of the daemon: an enum daemon_exit for main() */
 int daemon_main(const struct daemon_options *opts);
 
 #endif

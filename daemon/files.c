@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "files.h"
 #include "log.h"
 
@@ -142,6 +143,53 @@ static void files_consume_old_wb_errors(struct pipeline_run *pr)
 	}
 }
 
+/*
+ * Open file description locks (per open, so they also part two pipelines
+ * of one daemon): a writer excludes every other user of its bytes, so two
+ * pipelines, or two daemons, never write one file or read what another
+ * writes. Regular files are locked whole, block devices by range.
+ */
+#define LOCK_WAIT_MS	3000
+#define LOCK_POLL_MS	20
+
+static int lock_claim(struct pipeline_run *pr, struct file_slot *f, bool dest, int i)
+{
+	const struct pipeline_config *pc = &pr->cfg;
+	uint64_t len = claim_len(pc, dest, i), start = dest ? pc->dest_offset : pc->offset;
+	struct flock fl = {
+		.l_type = dest ? F_WRLCK : F_RDLCK,
+		.l_whence = SEEK_SET,
+	};
+	int ret, waited = 0;
+
+	if (f->is_bdev) {
+		if (!len)
+			return 0;	/* an empty range touches nothing; l_len 0 is "to the end" */
+		fl.l_start = start;
+		fl.l_len = len == UINT64_MAX || len > INT64_MAX - start ? 0 : len;
+	}
+	/*
+	 * A daemon killed a moment ago still holds its locks: its ring keeps the
+	 * registered files open until the kernel's ring teardown has run
+	 */
+	while ((ret = fcntl(f->fd, F_OFD_SETLK, &fl)) < 0 &&
+	       (errno == EAGAIN || errno == EACCES) && waited < LOCK_WAIT_MS) {
+		usleep(LOCK_POLL_MS * 1000);
+		waited += LOCK_POLL_MS;
+	}
+	if (!ret)
+		return 0;
+	if (errno == EAGAIN || errno == EACCES)
+		return pipeline_fail(pr, -EBUSY, "%s %s is in use: another pipeline or process "
+				     "%s it (an open file description lock is held on %s)",
+				     dest ? "destination" : "source", f->path,
+				     dest ? "reads or writes" : "writes",
+				     f->is_bdev ? "the same byte range" : "the file");
+	/* file systems without locks: the config checks are all there is */
+	log_debug("pipeline %s: cannot lock %s: %s", pc->name, f->path, strerror(errno));
+	return 0;
+}
+
 int files_open(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
@@ -171,6 +219,16 @@ int files_open(struct pipeline_run *pr)
 				return pipeline_fail(pr, -EINVAL,
 						     "destinations %s and %s are the same file",
 						     pr->dst[j].path, pr->dst[i].path);
+	}
+	for (int i = 0; i < pr->nr_src; i++) {
+		ret = lock_claim(pr, &pr->src[i], false, i);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < pr->nr_dst; i++) {
+		ret = lock_claim(pr, &pr->dst[i], true, i);
+		if (ret)
+			return ret;
 	}
 	files_consume_old_wb_errors(pr);
 	for (int i = 0; i < pr->nr_src; i++)

@@ -37,9 +37,8 @@ static void usage(FILE *out)
 "  -c, --config=FILE       configuration file (default " CONFIG_DEFAULT_PATH ")\n"
 "      --check-config[=FILE]\n"
 "                          parse and validate; print every error as FILE:LINE: ...;\n"
-"                          exit 0 if the configuration is valid, 1 if not\n"
-"      --once              run every pipeline to its end, then exit: 0 if all finished,\n"
-"                          1 if any failed (for scripts and benchmarks)\n"
+"                          exit 0 if the configuration is valid, 78 if not\n"
+"      --once              run every pipeline to its end, then exit (for scripts)\n"
 "  -l, --log-level=LEVEL   err, warning, notice, info or debug (overrides log_level)\n"
 "  -s, --status-file=PATH  for `status`: read PATH instead of RUNTIME_DIR/status\n"
 "  -h, --help              this text\n"
@@ -62,6 +61,14 @@ static void usage(FILE *out)
 "          io_uring_enter() per pipeline (needs the patched kernel; never picked by auto)\n"
 "  uring   the same chains, with the shuffle done by memcpy in userspace (any kernel)\n"
 "  auto    bpf if the running kernel has it, else uring with a logged warning\n"
+"\n"
+"Exit status:\n"
+"  0   every pipeline finished (or had nothing left to do); a service stopped by SIGTERM\n"
+"  1   a pipeline failed (with --once or exit_when_done), or the daemon could not start\n"
+"  2   bad command line\n"
+"  3   --once: stopped by SIGTERM or SIGINT before every pipeline finished (resumable)\n"
+"  78  the configuration is invalid (also for --check-config)\n"
+"  `status` exits 0, or 3 if no daemon has written a status file.\n"
 "\n"
 "Signals: SIGHUP re-reads the configuration (a bad one is rejected, the old one kept);\n"
 "SIGTERM drains in-flight I/O, writes checkpoints and exits. Progress is checkpointed in\n"
@@ -86,7 +93,7 @@ static int check_config(const char *path)
 		fprintf(stderr, "%s: %d error(s)\n", path, errs.nr ? errs.nr : 1);
 		config_errors_free(&errs);
 		config_free(&cfg);
-		return 1;
+		return DAEMON_EXIT_CONFIG;
 	}
 	printf("%s: OK, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
 	       cfg.nr_pipelines, cfg.state_dir, cfg.runtime_dir);
@@ -191,7 +198,7 @@ int main(int argc, char **argv)
 			if (log_level_from_string(optarg, &opts.log_level)) {
 				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, warning, "
 					"notice, info or debug\n", optarg);
-				return 2;
+				return DAEMON_EXIT_USAGE;
 			}
 			opts.log_level_set = true;
 			break;
@@ -206,7 +213,7 @@ int main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return 2;
+			return DAEMON_EXIT_USAGE;
 		}
 	}
 	/* `--check-config FILE` as two words, like people type it */
@@ -215,7 +222,7 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "iou-offloadd: unexpected argument '%s' (see --help)\n",
 			argv[optind]);
-		return 2;
+		return DAEMON_EXIT_USAGE;
 	}
 	if (do_check)
 		return check_config(check ? check : opts.config_path);

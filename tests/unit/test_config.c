@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* iou-offloadd.conf parsing: every key, valid and invalid, with the exact message */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <stdbool.h>
 
 #include "config.h"
 #include "testutil.h"
@@ -546,14 +550,38 @@ static void syntax_errors_name_the_line(void **state)
 		     "test.conf:1: syntax error: expected '[section]', 'key = value' or a comment");
 }
 
-static void overlong_lines_are_errors(void **state)
+/* a PATH_MAX path fits on one line; inih's stock 200-byte buffer refused 197+ */
+static void a_path_of_path_max_bytes_is_accepted(void **state)
 {
-	char buf[512];
+	size_t n = PATH_MAX - 1, len = n + 128;
+	char *buf = malloc(len), *path = malloc(n + 1);
+	struct parsed p;
 
 	(void)state;
-	snprintf(buf, sizeof(buf), "[pipeline p]\ntransform = copy\nsource = /%0200d\n"
-		 "destination = /d\n", 0);
-	expect_error(buf, "test.conf:3: [pipeline p]: line is longer than 197 characters");
+	memset(path, 'a', n);
+	path[0] = '/';
+	path[n] = '\0';
+	snprintf(buf, len, "[pipeline p]\ntransform = copy\nsource = %s\ndestination = /d\n",
+		 path);
+	expect_ok(&p, buf);
+	assert_string_equal(p.cfg.pipelines[0].sources[0], path);
+	done(&p);
+	free(buf);
+	free(path);
+}
+
+static void lines_longer_than_path_max_and_a_key_are_errors(void **state)
+{
+	size_t len = PATH_MAX + 512;
+	char *buf = malloc(len + 64), want[128];
+
+	(void)state;
+	snprintf(buf, len + 64, "[pipeline p]\ntransform = copy\nsource = /%0*d\n"
+		 "destination = /d\n", (int)len - 20, 0);
+	snprintf(want, sizeof(want), "test.conf:3: [pipeline p]: line is longer than %d "
+		 "characters", PATH_MAX + 256);
+	expect_error(buf, want);
+	free(buf);
 }
 
 /* ---- checks across keys ---- */
@@ -714,6 +742,157 @@ static void every_key_is_documented_in_the_man_page(void **state)
 	free(man);
 }
 
+/* ---- pipelines that would overwrite each other ---- */
+
+/* a config over files in a fresh directory: @D stands for it */
+static void parse_in(struct parsed *p, const char *dir, const char *text)
+{
+	char buf[8192], *o = buf;
+
+	for (const char *c = text; *c && o < buf + sizeof(buf) - 4200; c++) {
+		if (c[0] == '@' && c[1] == 'D') {
+			o += sprintf(o, "%s", dir);
+			c++;
+		} else {
+			*o++ = *c;
+		}
+	}
+	*o = '\0';
+	parse(p, buf);
+}
+
+static bool has_error(const struct parsed *p, const char *prefix, const char *needle)
+{
+	for (int i = 0; i < p->errs.nr; i++)
+		if (!strncmp(p->errs.msgs[i], prefix, strlen(prefix)) &&
+		    strstr(p->errs.msgs[i], needle))
+			return true;
+	dump(p);
+	return false;
+}
+
+static void two_pipelines_writing_one_path_are_rejected(void **state)
+{
+	char *dir = tu_mkdtemp("claims");
+	struct parsed p;
+
+	(void)state;
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s1\ndestination = @D/d\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/s2\ndestination = @D/./d\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(has_error(&p, "test.conf:8: [pipeline b]: destination = ",
+			      "that pipeline a writes"));
+	done(&p);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+static void a_symlink_or_hard_link_to_another_destination_is_rejected(void **state)
+{
+	char *dir = tu_mkdtemp("claims"), *d = tu_path(dir, "d"), *sl = tu_path(dir, "sym"),
+	     *hl = tu_path(dir, "hard");
+	struct parsed p;
+
+	(void)state;
+	assert_int_equal(tu_write_file(d, "x", 1), 0);
+	assert_int_equal(symlink(d, sl), 0);
+	assert_int_equal(link(d, hl), 0);
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s1\ndestination = @D/d\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/s2\ndestination = @D/sym\n"
+		 "[pipeline c]\ntransform = mirror\nsource = @D/s3\ndestination = @D/e\n"
+		 "destination = @D/hard\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(has_error(&p, "test.conf:8: [pipeline b]: ", "the same file that pipeline a"));
+	assert_true(has_error(&p, "test.conf:13: [pipeline c]: ", "the same file that pipeline a"));
+	done(&p);
+	tu_rmrf(dir);
+	free(dir);
+	free(d);
+	free(sl);
+	free(hl);
+}
+
+static void a_destination_that_is_another_pipelines_source_is_rejected(void **state)
+{
+	char *dir = tu_mkdtemp("claims");
+	struct parsed p;
+
+	(void)state;
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s\ndestination = @D/d1\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/d1\ndestination = @D/d2\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(has_error(&p, "test.conf:7: [pipeline b]: source = ", "that pipeline a writes"));
+	done(&p);
+	/* two readers of one source are fine */
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s\ndestination = @D/d1\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/s\ndestination = @D/d2\n");
+	assert_int_equal(p.ret, 0);
+	done(&p);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/*
+ * Two device nodes for one block device (made here with mknod, only stat'ed,
+ * never opened): overlapping byte ranges are refused, disjoint ones run.
+ */
+static void overlapping_ranges_of_one_block_device_are_rejected(void **state)
+{
+	char *dir = tu_mkdtemp("claims"), *n1 = tu_path(dir, "bd1"), *n2 = tu_path(dir, "bd2");
+	struct stat st;
+	struct parsed p;
+
+	(void)state;
+	if (stat("/dev/vda", &st) || !S_ISBLK(st.st_mode) ||
+	    mknod(n1, S_IFBLK | 0600, st.st_rdev) || mknod(n2, S_IFBLK | 0600, st.st_rdev)) {
+		tu_rmrf(dir);
+		free(dir);
+		free(n1);
+		free(n2);
+		skip();		/* needs root and a block device to alias */
+	}
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s1\ndestination = @D/bd1\n"
+		 "dest_offset = 0\nlength = 1M\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/s2\ndestination = @D/bd2\n"
+		 "dest_offset = 512K\nlength = 1M\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(has_error(&p, "test.conf:10: [pipeline b]: destination = ",
+			      "bytes 524288-1572864 overlap the bytes 0-1048576 that pipeline a "
+			      "writes on the same device"));
+	done(&p);
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s1\ndestination = @D/bd1\n"
+		 "dest_offset = 0\nlength = 1M\n"
+		 "[pipeline b]\ntransform = copy\nsource = @D/s2\ndestination = @D/bd2\n"
+		 "dest_offset = 1M\nlength = 1M\n");
+	if (p.ret)
+		dump(&p);
+	assert_int_equal(p.ret, 0);
+	done(&p);
+	tu_rmrf(dir);
+	free(dir);
+	free(n1);
+	free(n2);
+}
+
+static void paths_that_differ_but_name_one_file_in_one_pipeline_are_rejected(void **state)
+{
+	char *dir = tu_mkdtemp("claims"), *s = tu_path(dir, "s"), *sl = tu_path(dir, "sym");
+	struct parsed p;
+
+	(void)state;
+	assert_int_equal(tu_write_file(s, "x", 1), 0);
+	assert_int_equal(symlink(s, sl), 0);
+	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s\ndestination = @D/sym\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(has_error(&p, "test.conf:4: [pipeline a]: destination = ",
+			      "is the same file as source"));
+	done(&p);
+	tu_rmrf(dir);
+	free(dir);
+	free(s);
+	free(sl);
+}
+
 static void shipped_configs_are_valid(void **state)
 {
 	static const char *const files[] = {
@@ -775,7 +954,8 @@ int main(void)
 		cmocka_unit_test(duplicate_keys_are_errors),
 		cmocka_unit_test(keys_before_any_section_are_errors),
 		cmocka_unit_test(syntax_errors_name_the_line),
-		cmocka_unit_test(overlong_lines_are_errors),
+		cmocka_unit_test(a_path_of_path_max_bytes_is_accepted),
+		cmocka_unit_test(lines_longer_than_path_max_and_a_key_are_errors),
 		cmocka_unit_test(transform_is_required),
 		cmocka_unit_test(source_and_destination_are_required),
 		cmocka_unit_test(copy_needs_one_source_and_one_destination),
@@ -789,6 +969,11 @@ int main(void)
 		cmocka_unit_test(unreadable_file_names_the_path),
 		cmocka_unit_test(fingerprint_follows_layout_not_tuning),
 		cmocka_unit_test(every_key_is_documented_in_the_man_page),
+		cmocka_unit_test(two_pipelines_writing_one_path_are_rejected),
+		cmocka_unit_test(a_symlink_or_hard_link_to_another_destination_is_rejected),
+		cmocka_unit_test(a_destination_that_is_another_pipelines_source_is_rejected),
+		cmocka_unit_test(overlapping_ranges_of_one_block_device_are_rejected),
+		cmocka_unit_test(paths_that_differ_but_name_one_file_in_one_pipeline_are_rejected),
 		cmocka_unit_test(shipped_configs_are_valid),
 	};
 

@@ -238,7 +238,7 @@ static void check_config_accepts_a_valid_file(void **state)
 	assert_true(file_has(f->out, "OK, 1 pipeline(s)"));
 }
 
-static void check_config_reports_file_line_and_exits_1(void **state)
+static void check_config_reports_file_line_and_exits_78(void **state)
 {
 	struct fx *f = *state;
 	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
@@ -246,21 +246,21 @@ static void check_config_reports_file_line_and_exits_1(void **state)
 
 	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\ndestination = /b\n"
 		   "queue_depth = lots\n");
-	assert_int_equal(run_bin(f, argv), 1);
+	assert_int_equal(run_bin(f, argv), 78);
 	/* [daemon] takes lines 1-4, so the bad key is on line 9 */
 	snprintf(want, sizeof(want), "%s:9: [pipeline p]: queue_depth = 'lots': expected an "
 		 "integer from 1 to 1024", f->conf);
 	assert_true(file_has(f->err, want));
 }
 
-static void broken_config_refuses_to_start_with_the_message(void **state)
+static void broken_config_refuses_to_start_with_the_message_and_exits_78(void **state)
 {
 	struct fx *f = *state;
 	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
 	char want[4200];
 
 	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\n");
-	assert_int_equal(run_bin(f, argv), 1);
+	assert_int_equal(run_bin(f, argv), 78);
 	snprintf(want, sizeof(want), "%s:5: [pipeline p]: missing required key 'destination'",
 		 f->conf);
 	assert_true(file_has(f->err, want));
@@ -412,6 +412,172 @@ static void sigterm_mid_copy_checkpoints_and_restart_finishes(void **state)
 	assert_true(e.bytes_resumed == ck.done);
 	same_files(f, "src", "out");
 	free(state_dir);
+}
+
+/*
+ * --once answers "is the copy done?": a stop part way is exit 3 with a
+ * resumable checkpoint, never 0. Slow settings so that the signal lands
+ * mid-copy; if the copy still wins the race, that is a skip, not a pass.
+ */
+static void once_stopped_part_way_exits_3(struct fx *f, int sig)
+{
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *state_dir = tu_path(f->dir, "state");
+	struct checkpoint ck;
+	pid_t pid;
+	int rc;
+
+	make_src(f, "src", 256 << 20, 4);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 4 << 20, 60));
+	kill(pid, sig);
+	rc = wait_exit(pid, 60);
+	assert_int_equal(checkpoint_load(state_dir, "big", &ck), 0);
+	free(state_dir);
+	if (ck.state == CKPT_FINISHED) {
+		print_message("skipped: the copy finished before the signal arrived\n");
+		skip();
+	}
+	assert_int_equal(ck.state, CKPT_STOPPED);
+	assert_int_equal(rc, 3);
+	assert_true(file_has(f->err, "stopped before every pipeline finished"));
+}
+
+static void once_stopped_part_way_by_sigterm_exits_3(void **state)
+{
+	once_stopped_part_way_exits_3(*state, SIGTERM);
+}
+
+static void once_stopped_part_way_by_sigint_exits_3(void **state)
+{
+	once_stopped_part_way_exits_3(*state, SIGINT);
+}
+
+/* every file under @dir named @name has the content of seed @seed */
+static void file_is(struct fx *f, const char *name, size_t len, uint64_t seed)
+{
+	char *p = tu_path(f->dir, name);
+	uint8_t *want = malloc(len);
+	size_t got_len;
+	void *got = tu_read_file(p, &got_len);
+
+	tu_fill(want, len, seed);
+	assert_non_null(got);
+	assert_int_equal(got_len, len);
+	assert_true(memcmp(got, want, len) == 0);
+	free(got);
+	free(want);
+	free(p);
+}
+
+/*
+ * Two pipelines writing one file (here through a hard link) both "finished"
+ * over a destination that matched neither source. Refused at check time and
+ * at start, before anything is opened for writing.
+ */
+static void two_pipelines_with_one_destination_are_refused_and_nothing_is_written(void **state)
+{
+	struct fx *f = *state;
+	char *check[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *d = tu_path(f->dir, "d"), *hl = tu_path(f->dir, "d-link"), *st = tu_path(f->dir,
+										       "state");
+	struct stat sb;
+
+	make_src(f, "s1", 1 << 20, 11);
+	make_src(f, "s2", 1 << 20, 12);
+	make_src(f, "d", 3 << 19, 13);
+	assert_int_equal(link(d, hl), 0);
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/s1\ndestination = @D/d\n"
+		   "[pipeline b]\ntransform = copy\nsource = @D/s2\ndestination = @D/d-link\n");
+	assert_int_equal(run_bin(f, check), 78);
+	assert_true(file_has(f->err, ":12: [pipeline b]: destination = "));
+	assert_true(file_has(f->err, "the same file that pipeline a writes"));
+	assert_int_equal(run_bin(f, once), 78);
+	file_is(f, "d", 3 << 19, 13);
+	file_is(f, "s1", 1 << 20, 11);
+	file_is(f, "s2", 1 << 20, 12);
+	assert_true(stat(st, &sb) < 0 && errno == ENOENT);	/* not even a checkpoint */
+	free(d);
+	free(hl);
+	free(st);
+}
+
+/* a reload that adds a writer of a running pipeline's destination is rejected */
+static void reload_adding_a_writer_of_a_running_destination_is_rejected(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	const char *slow = "block_size = 4K\nqueue_depth = 1\n";
+	const char *big = "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n";
+	char both[512];
+	struct status_entry e;
+	pid_t pid;
+
+	make_src(f, "src", 256 << 20, 21);
+	make_src(f, "src2", 1 << 20, 22);
+	write_conf(f, slow, big);
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 1 << 20, 60));
+	snprintf(both, sizeof(both), "%s[pipeline intruder]\ntransform = copy\n"
+		 "source = @D/src2\ndestination = @D/out\n", big);
+	write_conf(f, slow, both);
+	kill(pid, SIGHUP);
+	for (int i = 0; i < 500 && !strstr(slurp(f->err), "reload rejected"); i++)
+		usleep(20000);
+	assert_true(file_has(f->err, "reload rejected"));
+	assert_true(file_has(f->err, "that pipeline big writes"));
+	assert_false(status_of(f, "intruder", &e));
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	write_conf(f, "", big);
+	assert_int_equal(run_bin(f, once), 0);
+	same_files(f, "src", "out");
+}
+
+/*
+ * The run-time guard: open file description locks. A second daemon (its own
+ * state) pointed at the file the first is writing fails its pipeline at open
+ * and writes nothing; the first one's copy comes out whole. The first one
+ * flushes every block, so it is still running when the second has given up
+ * waiting for the lock (3 s).
+ */
+static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *conf2 = tu_path(f->dir, "second.conf");
+	char *second[] = { IOU_BIN, "-c", conf2, "--once", NULL };
+	const char *big = "[pipeline big]\ntransform = copy\nsource = @D/src\n"
+			  "destination = @D/out\n";
+	struct status_entry e;
+	char buf[2048];
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 31);
+	make_src(f, "src2", 1 << 20, 32);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n", big);
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 256 << 10, 60));
+	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/state2\nruntime_dir = %s/run2\n"
+		 "engine = uring\n[pipeline other]\ntransform = copy\nsource = %s/src2\n"
+		 "destination = %s/out\ntruncate = yes\n", f->dir, f->dir, f->dir, f->dir);
+	assert_int_equal(tu_write_file(conf2, buf, strlen(buf)), 0);
+	assert_int_equal(run_bin(f, second), 1);
+	assert_true(file_has(f->err, "destination"));
+	assert_true(file_has(f->err, "is in use"));
+	assert_true(status_of(f, "big", &e));
+	assert_string_equal(e.state, "running");
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	write_conf(f, "", big);
+	assert_int_equal(run_bin(f, once), 0);
+	same_files(f, "src", "out");
+	free(conf2);
 }
 
 static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
@@ -615,9 +781,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, setup, teardown),
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_1, setup,
+		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_78, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(broken_config_refuses_to_start_with_the_message,
+		cmocka_unit_test_setup_teardown(
+			broken_config_refuses_to_start_with_the_message_and_exits_78,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(once_runs_every_pipeline_and_exits_0, setup, teardown),
 		cmocka_unit_test_setup_teardown(once_exits_when_its_pipeline_ends_not_at_the_next_tick,
@@ -628,6 +795,17 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(sigterm_mid_copy_checkpoints_and_restart_finishes,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigterm_exits_3, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigint_exits_3, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			two_pipelines_with_one_destination_are_refused_and_nothing_is_written,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			reload_adding_a_writer_of_a_running_destination_is_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			a_second_daemon_cannot_write_what_the_first_is_writing, setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
