@@ -10,7 +10,9 @@
  *
  * The logic is iou_loop_core.h, shared with a host model of it; this file
  * only binds it to the kfuncs. (BPF_PROG() names its context ctx: the ring
- * is "ring" here.)
+ * is "ring" here.) The ring is an opaque struct iou_ctx, as upstream has it
+ * since "io_uring/bpf-ops: restrict ctx access to BPF": the program only
+ * passes it to the kfuncs.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,8 +23,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* pahole 1.24 emits no kfunc decl tags: declare them ourselves */
-extern int bpf_io_uring_submit_sqes(struct io_ring_ctx *ctx, __u32 nr) __ksym;
-extern __u8 *bpf_io_uring_get_region(struct io_ring_ctx *ctx, __u32 region_id,
+extern int bpf_io_uring_submit_sqes(struct iou_ctx *ctx, __u32 nr) __ksym;
+extern __u8 *bpf_io_uring_get_region(struct iou_ctx *ctx, __u32 region_id,
 				     const __u64 rdwr_buf_size) __ksym;
 
 /* the CQ ring's geometry, from io_uring_params: load-time constants */
@@ -36,7 +38,7 @@ const volatile __u32 cq_mask;
 __u64 null_regions;
 
 SEC("struct_ops.s/loop_step")
-int BPF_PROG(loop_step, struct io_ring_ctx *ring, struct iou_loop_params *lp)
+int BPF_PROG(loop_step, struct iou_ctx *ring, struct iou_loop_params *lp)
 {
 	struct iou_loop_cq_geom g = {
 		.size = cq_size, .head_off = cq_head_off, .tail_off = cq_tail_off,

@@ -47,7 +47,7 @@
 #define LOOP_OPC_POLL_ADD	6
 #define LOOP_OPC_TIMEOUT	11
 #define LOOP_OPC_WRITE		23
-#define LOOP_OPC_BPF		58
+#define LOOP_OPC_BPF		127	/* IORING_OP_BPF: unmerged, off upstream's numbers */
 #define LOOP_SQE_FIXED_FILE	(1U << 0)
 #define LOOP_SQE_IO_LINK	(1U << 2)
 #define LOOP_FSYNC_DATASYNC	(1U << 0)

@@ -34,20 +34,27 @@
 #define IOU_OP_BPF		IORING_OP_BPF
 #define IOU_SETUP_BPF_OP	IORING_SETUP_BPF_OP
 #define IOU_REGISTER_MEM_REGION	IORING_REGISTER_MEM_REGION
+#define IOU_FEAT_BPF		IORING_FEAT_BPF
 #define iou_sqe_bpf_op_flags(sqe) ((sqe)->bpf_op_flags)
 #else
 #define IOU_ABI_FROM_UAPI	0
-/* IORING_OP_LISTEN + 1 in 6.12's enum io_uring_op */
-#define IOU_OP_BPF		58
-#define IOU_SETUP_BPF_OP	(1U << 17)
+/*
+ * Not merged upstream, so on numbers upstream has not assigned: opcode 127
+ * (upstream's opcodes after 6.12 start at 58, IORING_OP_RECV_ZC) and the
+ * top setup bit. IORING_FEAT_BPF is Ming Lei's V2 value.
+ */
+#define IOU_OP_BPF		127
+#define IOU_SETUP_BPF_OP	(1U << 31)
+#define IOU_FEAT_BPF		(1U << 18)
 /* SQE field bpf_op_flags shares the rw_flags union slot */
 #define iou_sqe_bpf_op_flags(sqe) (*(__u32 *)&(sqe)->rw_flags)
 
 #ifndef IORING_SETUP_BPF_OP
-#define IORING_SETUP_BPF_OP	(1U << 17)
+#define IORING_SETUP_BPF_OP	(1U << 31)
 #endif
+/* upstream's number (bpf-ops, 7.1) */
 #ifndef IORING_SETUP_SQ_REWIND
-#define IORING_SETUP_SQ_REWIND	(1U << 18)
+#define IORING_SETUP_SQ_REWIND	(1U << 20)
 #endif
 #define IORING_BPF_OP_BITS	8
 #define IORING_BPF_OP_SHIFT	24
@@ -70,10 +77,10 @@ struct io_bpf_buf_desc {
 
 /*
  * The bpf-ops loop's parameter region: IORING_REGISTER_MEM_REGION (an enum
- * member in the patched header, 31 after 6.12's IORING_REGISTER_CLONE_BUFFERS)
- * with upstream's structs, user memory only.
+ * member in the patched header) on upstream's number, 34, with upstream's
+ * structs, user memory only.
  */
-#define IOU_REGISTER_MEM_REGION	31
+#define IOU_REGISTER_MEM_REGION	34
 #include <linux/version.h>
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)	/* upstream has them since 6.13 */
 #define IORING_MEM_REGION_TYPE_USER	1
@@ -104,7 +111,7 @@ struct io_uring_mem_region_reg {
 #endif
 
 #ifndef IORING_SETUP_SQ_REWIND
-#define IORING_SETUP_SQ_REWIND	(1U << 18)
+#define IORING_SETUP_SQ_REWIND	(1U << 20)
 #endif
 
 /* IO_RING_MAX_BPF_OPS in the kernel: op ids 0..15 per ring */

@@ -28,6 +28,11 @@ int ABI_FN(struct abi_values *v)
 	v->setup_sq_rewind = IORING_SETUP_SQ_REWIND;
 	v->bpf_op_bits = IORING_BPF_OP_BITS;
 	v->bpf_op_shift = IORING_BPF_OP_SHIFT;
+	v->register_mem_region = IOU_REGISTER_MEM_REGION;
+	v->feat_bpf = IOU_FEAT_BPF;
+	v->mem_region_type_user = IORING_MEM_REGION_TYPE_USER;
+	v->region_desc_size = sizeof(struct io_uring_region_desc);
+	v->mem_region_reg_size = sizeof(struct io_uring_mem_region_reg);
 	v->buf_user = IO_BPF_BUF_USER;
 	v->buf_fixed = IO_BPF_BUF_FIXED;
 	v->buf_vec = IO_BPF_BUF_VEC;

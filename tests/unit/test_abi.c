@@ -13,9 +13,17 @@ static void compat_values_are_the_patched_6_12_abi(void **state)
 	(void)state;
 	assert_int_equal(abi_values_compat(&v), 0);
 	assert_int_equal(v.from_uapi, 0);
-	assert_int_equal(v.op_bpf, 58);		/* IORING_OP_LISTEN + 1 */
-	assert_int_equal(v.setup_bpf_op, 1u << 17);
-	assert_int_equal(v.setup_sq_rewind, 1u << 18);
+	/* not merged upstream: numbers upstream has not assigned */
+	assert_int_equal(v.op_bpf, 127);
+	assert_int_equal(v.setup_bpf_op, 1u << 31);
+	/* Ming Lei's IORING_OP_BPF V2 */
+	assert_int_equal(v.feat_bpf, 1u << 18);
+	/* upstream's numbers (Pavel Begunkov's bpf-ops, merged for 7.1) */
+	assert_int_equal(v.setup_sq_rewind, 1u << 20);
+	assert_int_equal(v.register_mem_region, 34);
+	assert_int_equal(v.mem_region_type_user, 1);
+	assert_int_equal(v.region_desc_size, 64);
+	assert_int_equal(v.mem_region_reg_size, 32);
 	assert_int_equal(v.bpf_op_bits, 8);
 	assert_int_equal(v.bpf_op_shift, 24);
 	assert_int_equal(v.buf_user, 0);
@@ -62,6 +70,11 @@ static void compat_values_match_the_patched_kernel_headers(void **state)
 	SAME(op_bpf);
 	SAME(setup_bpf_op);
 	SAME(setup_sq_rewind);
+	SAME(register_mem_region);
+	SAME(feat_bpf);
+	SAME(mem_region_type_user);
+	SAME(region_desc_size);
+	SAME(mem_region_reg_size);
 	SAME(bpf_op_bits);
 	SAME(bpf_op_shift);
 	SAME(buf_user);
