@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "claims.h"
@@ -81,10 +84,19 @@ static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *pa
 
 	f->path = path;
 	f->fd = -1;
-	flags |= dest ? O_WRONLY | (s->create ? O_CREAT : 0) : O_RDONLY;
-	f->fd = open(path, flags, 0644);
+	f->missing = f->created = false;
+	flags |= dest ? O_WRONLY : O_RDONLY;
+	f->fd = open(path, flags);
 	if (f->fd < 0) {
 		ret = -errno;
+		if (dest && ret == -ENOENT && s->create) {
+			/* created after the checks, so a refused pipeline leaves nothing */
+			f->missing = true;
+			f->size = 0;
+			f->ident = (struct file_ident){ 0 };
+			f->dio_align = s->direct ? 512 : 1;
+			return 0;
+		}
 		if (dest && ret == -ENOENT && !s->create)
 			return pipeline_fail(pr, ret, "destination %s does not exist and create = no",
 					     path);
@@ -106,6 +118,8 @@ static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *pa
 
 static bool same_file(const struct file_slot *a, const struct file_slot *b)
 {
+	if (a->fd < 0 || b->fd < 0)
+		return false;	/* not created yet: the config compared the paths */
 	return a->ident.dev == b->ident.dev && a->ident.ino == b->ident.ino;
 }
 
@@ -133,6 +147,8 @@ void files_close(struct pipeline_run *pr)
 static void files_consume_old_wb_errors(struct pipeline_run *pr)
 {
 	for (int i = 0; i < pr->nr_dst; i++) {
+		if (pr->dst[i].fd < 0)
+			continue;
 		/* only writeback errors; the checkpoint flushes report the rest */
 		if (fdatasync(pr->dst[i].fd) == 0 || (errno != EIO && errno != ENOSPC))
 			continue;
@@ -226,6 +242,8 @@ int files_open(struct pipeline_run *pr)
 			return ret;
 	}
 	for (int i = 0; i < pr->nr_dst; i++) {
+		if (pr->dst[i].missing)
+			continue;
 		ret = lock_claim(pr, &pr->dst[i], true, i);
 		if (ret)
 			return ret;
@@ -315,6 +333,149 @@ int files_check_plan(struct pipeline_run *pr)
 					     "back) or a length that is a multiple of %u", f->path, a);
 	}
 	return 0;
+}
+
+/* the directory a destination is (or will be) in, for statvfs */
+static int dest_fs(const struct file_slot *f, struct statvfs *vfs, uint64_t *dev)
+{
+	char *copy, *dir;
+	struct stat st;
+	int ret = 0;
+
+	if (!f->missing) {
+		if (fstatvfs(f->fd, vfs) < 0 || fstat(f->fd, &st) < 0)
+			return -errno;
+		*dev = st.st_dev;
+		return 0;
+	}
+	copy = strdup(f->path);
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	if (statvfs(dir, vfs) < 0 || stat(dir, &st) < 0)
+		ret = -errno;
+	*dev = st.st_dev;
+	free(copy);
+	return ret;
+}
+
+static uint64_t allocated_bytes(const struct file_slot *f)
+{
+	struct stat st;
+
+	if (f->missing || fstat(f->fd, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_blocks * 512;
+}
+
+static void human(char *buf, size_t len, uint64_t b)
+{
+	if (b >= 1ULL << 30)
+		snprintf(buf, len, "%.1f GiB", b / (double)(1ULL << 30));
+	else if (b >= 1ULL << 20)
+		snprintf(buf, len, "%.1f MiB", b / (double)(1 << 20));
+	else
+		snprintf(buf, len, "%" PRIu64 " bytes", b);
+}
+
+int files_check_space(struct pipeline_run *pr)
+{
+	uint64_t need[CONFIG_MAX_FILES] = { 0 }, dev[CONFIG_MAX_FILES], avail[CONFIG_MAX_FILES];
+	int first[CONFIG_MAX_FILES], nr = 0;
+
+	for (int d = 0; d < pr->nr_dst; d++) {
+		const struct file_slot *f = &pr->dst[d];
+		uint64_t end = pr->cfg.dest_offset + plan_dest_bytes(&pr->plan, d), have, fs = 0;
+		struct statvfs vfs;
+		int i, ret;
+
+		if (f->is_bdev)
+			continue;
+		have = allocated_bytes(f);
+		if (end <= have)
+			continue;
+		ret = dest_fs(f, &vfs, &fs);
+		if (ret) {
+			log_debug("pipeline %s: no statvfs for %s: %s", pr->cfg.name, f->path,
+				  strerror(-ret));
+			continue;
+		}
+		/* destinations on one file system share its free space */
+		for (i = 0; i < nr && dev[i] != fs; i++)
+			;
+		if (i == nr) {
+			dev[nr] = fs;
+			first[nr] = d;
+			/* root may use the reserved blocks, as its writes would */
+			avail[nr++] = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) *
+				      vfs.f_frsize;
+		}
+		need[i] += end - have;
+	}
+	for (int i = 0; i < nr; i++) {
+		char n[32], a[32];
+
+		if (need[i] <= avail[i])
+			continue;
+		human(n, sizeof(n), need[i]);
+		human(a, sizeof(a), avail[i]);
+		return pipeline_fail(pr, -ENOSPC, "not enough space for destination %s%s: the "
+				     "copy needs %s more, its file system has %s free",
+				     pr->dst[first[i]].path,
+				     pr->nr_dst > 1 ? " (and any others beside it)" : "", n, a);
+	}
+	return 0;
+}
+
+int files_create_missing(struct pipeline_run *pr)
+{
+	const struct pipeline_settings *s = &pr->cfg.s;
+	int ret;
+
+	for (int d = 0; d < pr->nr_dst; d++) {
+		struct file_slot *f = &pr->dst[d];
+
+		if (!f->missing)
+			continue;
+		f->fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+			     (s->direct ? O_DIRECT : 0), 0644);
+		if (f->fd < 0) {
+			ret = -errno;
+			if (ret == -EINVAL && s->direct)
+				return pipeline_fail(pr, ret, "destination %s: direct = yes, but "
+						     "O_DIRECT is not supported there", f->path);
+			return pipeline_fail(pr, ret, "cannot create destination %s: %s", f->path,
+					     strerror(-ret));
+		}
+		f->missing = false;
+		f->created = true;
+		ret = file_identify(f);
+		if (ret)
+			return pipeline_fail(pr, ret, "cannot stat %s: %s", f->path,
+					     strerror(-ret));
+		if (s->direct)
+			f->dio_align = dio_alignment(f);
+		ret = lock_claim(pr, f, true, d);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void files_remove_created(struct pipeline_run *pr)
+{
+	for (int d = 0; d < pr->nr_dst; d++) {
+		struct file_slot *f = &pr->dst[d];
+		struct stat st;
+
+		/* nothing is written during setup; a file with data is not ours to drop */
+		if (!f->created || fstat(f->fd, &st) < 0 || st.st_size)
+			continue;
+		if (unlink(f->path) < 0)
+			log_warning("pipeline %s: cannot remove %s, created for a run that did "
+				    "not start: %s", pr->cfg.name, f->path, strerror(errno));
+		f->created = false;
+	}
 }
 
 /* what was true at open must still be true at the end */

@@ -429,6 +429,17 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	ret = setup_plan(pr);
 	if (ret)
 		return ret;	/* 1: finished before, nothing to do */
+	ret = files_check_space(pr);
+	if (ret)
+		return ret;
+	/* every check passed: only now may a destination come into being */
+	ret = files_create_missing(pr);
+	if (!ret && files_io_align(pr) != pr->plan.p.io_align)
+		ret = setup_plan(pr);	/* the new file's O_DIRECT alignment */
+	if (ret) {
+		files_remove_created(pr);
+		return ret < 0 ? ret : 0;
+	}
 	atomic_store(&st->bytes_total, pr->plan.p.length);
 	atomic_store(&st->bytes_resumed, pr->plan.p.start);
 	atomic_store(&st->bytes_done, pr->plan.p.start);
@@ -456,8 +467,10 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 			if (!ret)
 				ret = pr->engine->attach(pr);
 		}
-		if (ret)
+		if (ret) {
+			files_remove_created(pr);
 			return ret;
+		}
 	}
 	/* a record from the start: the destinations' identities are in it */
 	ckpt_write(pr, CKPT_RUNNING, pr->plan.p.start);
@@ -618,6 +631,17 @@ static int chain_fail(struct pipeline_run *pr, struct chain *c, const struct cha
 {
 	if (c->bp.logical_off < pr->failed_off)
 		pr->failed_off = c->bp.logical_off;
+	if (pr->error) {
+		/* fallout of the first error (a full disk fails every request in
+		 * flight): one summary line at the end, not one line each */
+		if (!pr->fallout_count++ || c->bp.logical_off < pr->fallout_lo)
+			pr->fallout_lo = c->bp.logical_off;
+		if (c->bp.logical_off > pr->fallout_hi)
+			pr->fallout_hi = c->bp.logical_off;
+		atomic_fetch_add(&pr->env->status->errors, 1);
+		chain_release(pr, c);
+		return err;
+	}
 	if (op->kind == CHAIN_OP_BPF)
 		pipeline_fail(pr, err, "IORING_OP_BPF (op id %u, %u pairs) for the block at "
 			      "logical offset %" PRIu64 " failed: %s", op->op_id, op->nr_pairs,
@@ -901,6 +925,10 @@ static int drive_chains(struct pipeline_run *pr)
 		io_uring_cq_advance(&pr->ring.uring, seen);
 	}
 	atomic_store(&st->enters, pr->ring.enters);
+	if (pr->fallout_count)
+		log_err("pipeline %s: %" PRIu64 " more request(s) failed after that, for blocks "
+			"at logical offsets %" PRIu64 " to %" PRIu64, pr->cfg.name,
+			pr->fallout_count, pr->fallout_lo, pr->fallout_hi);
 	if (pr->error)
 		return pr->error;
 	if (stopping && pr->next_block < pr->plan.nr_blocks)

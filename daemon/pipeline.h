@@ -79,6 +79,8 @@ struct file_slot {
 	uint64_t size;		/* bytes, at open */
 	uint32_t dio_align;	/* O_DIRECT alignment (memory and offsets) */
 	struct file_ident ident;
+	bool missing;		/* a destination to create once every check passed */
+	bool created;		/* created by this attempt: removed if it fails in setup */
 };
 
 enum chain_op_kind {
@@ -149,6 +151,8 @@ struct pipeline_run {
 	bool resumed;
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */
+	/* request failures after the first: logged as one line per range */
+	uint64_t fallout_count, fallout_lo, fallout_hi;
 	uint64_t wake_buf;
 	char msg[512];			/* the error message for status and log */
 };

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -580,6 +582,110 @@ static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
 	free(conf2);
 }
 
+/* lines of @path that contain @needle */
+static int count_lines(const char *path, const char *needle)
+{
+	char *s = slurp(path), *line, *save = NULL;
+	int n = 0;
+
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += strstr(line, needle) != NULL;
+	free(s);
+	return n;
+}
+
+static bool exists(struct fx *f, const char *name)
+{
+	char *p = tu_path(f->dir, name);
+	struct stat st;
+	bool e = stat(p, &st) == 0;
+
+	free(p);
+	return e;
+}
+
+/* a destripe whose sources are too short fails its checks: no 0-byte destination */
+static void a_refused_pipeline_creates_no_destination(void **state)
+{
+	struct fx *f = *state;
+	char *check[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+
+	make_src(f, "s0", 128 << 10, 41);
+	make_src(f, "s1", 32 << 10, 42);
+	write_conf(f, "", "[pipeline back]\ntransform = gather\ngather = destripe\n"
+		   "stripe_unit = 64K\nlength = 256K\nsource = @D/s0\nsource = @D/s1\n"
+		   "destination = @D/joined\n");
+	assert_int_equal(run_bin(f, check), 1);
+	assert_true(file_has(f->err, "gather = destripe: source"));
+	assert_false(exists(f, "joined"));
+	file_is(f, "s0", 128 << 10, 41);
+	file_is(f, "s1", 32 << 10, 42);
+}
+
+/*
+ * A destination file system too small for the copy: one clear line per
+ * attempt, before anything is created (was: the copy ran into ENOSPC and
+ * logged a line per request in flight, 16 per attempt). Needs a small file
+ * system of its own: a 4 MiB tmpfs, which only root can mount.
+ */
+static void a_full_destination_is_refused_up_front_in_one_line(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *mnt = tu_path(f->dir, "small");
+
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (mount("iou-test", mnt, "tmpfs", 0, "size=4m")) {
+		free(mnt);
+		skip();
+	}
+	make_src(f, "src", 8 << 20, 43);
+	write_conf(f, "retries = 2\nretry_delay = 0\n",
+		   "[pipeline a]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/small/out\n");
+	assert_int_equal(run_bin(f, argv), 1);
+	umount2(mnt, MNT_DETACH);
+	assert_int_equal(count_lines(f->err, "not enough space for destination"), 3);
+	assert_true(file_has(f->err, "the copy needs 8.0 MiB more, its file system has"));
+	assert_int_equal(count_lines(f->err, "write to"), 0);
+	free(mnt);
+}
+
+/*
+ * When writes do fail, the first failure is logged in full and what fails
+ * behind it (every request in flight) as one summary line. RLIMIT_FSIZE makes
+ * every write past 1 MiB fail with EFBIG, whatever the file system's room.
+ */
+static void write_errors_behind_the_first_are_one_summary_line(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	pid_t pid;
+
+	make_src(f, "src", 16 << 20, 44);
+	write_conf(f, "block_size = 64K\nqueue_depth = 32\nretries = 0\n",
+		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	signal(SIGXFSZ, SIG_IGN);	/* inherited through exec: EFBIG, not a signal */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setrlimit(RLIMIT_FSIZE, &rl);
+		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(wait_exit(pid, 120), 1);
+	signal(SIGXFSZ, SIG_DFL);
+	assert_int_equal(count_lines(f->err, "write to"), 1);
+	assert_true(file_has(f->err, "File too large"));
+	assert_true(count_lines(f->err, "more request(s) failed after that") <= 1);
+}
+
 static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 {
 	struct fx *f = *state;
@@ -686,7 +792,8 @@ static void failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again(void
 	/* no checkpoint on the way: the final fsync is the first one */
 	write_conf(f, "checkpoint_interval = 1G\n",
 		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
-	/* the first fdatasync is the open-time flush of old errors */
+	/* out exists: the first fdatasync is the open-time flush of old errors */
+	make_src(f, "out", 0, 0);
 	assert_int_equal(run_bin_fsync_fails(f, once, "/out", "1"), 1);
 	assert_true(file_has(f->err, "Input/output error"));
 	assert_int_equal(checkpoint_load(state_dir, "a", &ck), 0);
@@ -715,6 +822,7 @@ static void writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes(v
 	struct status_entry e;
 
 	make_src(f, "src", 3 << 20, 9);
+	make_src(f, "out", 0, 0);	/* opened, not created: it may carry an old error */
 	write_conf(f, "checkpoint_interval = 1M\n",
 		   "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
 	assert_int_equal(run_bin_fsync_fails(f, once, "/out", "0"), 0);
@@ -806,6 +914,12 @@ int main(void)
 			reload_adding_a_writer_of_a_running_destination_is_rejected, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			a_second_daemon_cannot_write_what_the_first_is_writing, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_refused_pipeline_creates_no_destination, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			write_errors_behind_the_first_are_one_summary_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
