@@ -40,6 +40,7 @@ enum key_id {
 	K_DIRECT, K_CREATE, K_TRUNCATE, K_REPEAT,
 	K_TRANSFORM, K_GATHER, K_SOURCE, K_DESTINATION,
 	K_OFFSET, K_DEST_OFFSET, K_LENGTH,
+	K_PROGRESS_INTERVAL,
 	K_NR,
 };
 
@@ -60,6 +61,7 @@ static const struct key_def keys[] = {
 	{ "runtime_dir",	 K_RUNTIME_DIR,		IN_DAEMON },
 	{ "log_level",		 K_LOG_LEVEL,		IN_DAEMON },
 	{ "exit_when_done",	 K_EXIT_WHEN_DONE,	IN_DAEMON },
+	{ "progress_interval",	 K_PROGRESS_INTERVAL,	IN_DAEMON },
 	{ "engine",		 K_ENGINE,		IN_BOTH },
 	{ "queue_depth",	 K_QUEUE_DEPTH,		IN_BOTH },
 	{ "block_size",		 K_BLOCK_SIZE,		IN_BOTH },
@@ -684,6 +686,9 @@ static int set_daemon_key(struct parse_state *st, const struct key_def *k,
 		}
 		cfg->log_level = lvl;
 		return 0;
+	case K_PROGRESS_INTERVAL:
+		return check_range_u32(st, k->name, value, 0, PROGRESS_INTERVAL_MAX,
+				       &cfg->progress_interval);
 	case K_EXIT_WHEN_DONE:
 		if (parse_bool(value, &cfg->exit_when_done)) {
 			add_error(st, st->line, "%s = '%s': expected yes or no", k->name, value);
@@ -879,14 +884,39 @@ static void config_init(struct daemon_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->progress_interval = PROGRESS_INTERVAL_DEFAULT;
 	settings_defaults(&cfg->defaults);
+}
+
+/*
+ * root: the FHS places systemd's StateDirectory= and RuntimeDirectory= use.
+ * Anyone else: the XDG base directories, which a user can write.
+ */
+static char *default_dir(bool state)
+{
+	const char *xdg = getenv(state ? "XDG_STATE_HOME" : "XDG_RUNTIME_DIR");
+	const char *home = getenv("HOME");
+	char *out = NULL;
+
+	if (geteuid() == 0)
+		return strdup(state ? "/var/lib/iou-offload" : "/run/iou-offload");
+	if (xdg && xdg[0] == '/' && asprintf(&out, "%s/iou-offload", xdg) >= 0)
+		return out;
+	/* no XDG_RUNTIME_DIR (no login session): beside the state */
+	if (home && home[0] == '/' &&
+	    asprintf(&out, "%s/.local/state/iou-offload%s", home, state ? "" : "/run") >= 0)
+		return out;
+	if (asprintf(&out, "/tmp/iou-offload-%u%s", (unsigned int)geteuid(),
+		     state ? "" : "/run") >= 0)
+		return out;
+	return NULL;
 }
 
 static int config_set_default_dirs(struct daemon_config *cfg)
 {
-	if (!cfg->state_dir && !(cfg->state_dir = strdup("/var/lib/iou-offload")))
+	if (!cfg->state_dir && !(cfg->state_dir = default_dir(true)))
 		return -ENOMEM;
-	if (!cfg->runtime_dir && !(cfg->runtime_dir = strdup("/run/iou-offload")))
+	if (!cfg->runtime_dir && !(cfg->runtime_dir = default_dir(false)))
 		return -ENOMEM;
 	return 0;
 }

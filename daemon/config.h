@@ -13,6 +13,8 @@
 #define CONFIG_NAME_MAX		64
 #define CONFIG_MAX_BYTES	(1 << 20)
 #define CONFIG_MAX_PIPELINES	256
+#define PROGRESS_INTERVAL_DEFAULT 10	/* seconds between progress log lines */
+#define PROGRESS_INTERVAL_MAX	86400
 
 enum transform {
 	TRANSFORM_COPY,
@@ -75,6 +77,7 @@ struct daemon_config {
 	char *runtime_dir;
 	enum log_level log_level;
 	bool exit_when_done;
+	uint32_t progress_interval;	/* s between progress lines off a terminal; 0: none */
 	struct pipeline_settings defaults;
 	struct pipeline_config *pipelines;
 	int nr_pipelines;

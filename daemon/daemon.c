@@ -230,8 +230,12 @@ static void workers_update_rates(struct daemon *d)
 
 	for (struct worker *w = d->workers; w; w = w->next) {
 		uint64_t b = atomic_load(&w->status.bytes_done);
+		uint64_t resumed = atomic_load(&w->status.bytes_resumed);
 		double dt = (now - w->rate_ns) / 1e9;
 
+		/* a resumed run starts counting at its resume point, not at 0 */
+		if (w->rate_bytes < resumed)
+			w->rate_bytes = resumed;
 		if (dt < 0.9)
 			continue;
 		/* a smoothed rate: a second's sample is noisy at small block counts */
@@ -275,6 +279,68 @@ static void entry_from_worker(struct worker *w, struct status_entry *e)
 	pipeline_status_get_note(st, e->note, sizeof(e->note));
 }
 
+/* seconds left at the current rate; -1 when unknown */
+static double entry_eta(const struct status_entry *e)
+{
+	if (strcmp(e->state, "running") || e->rate_bps <= 0 || e->bytes_total < e->bytes_done)
+		return -1;
+	return (e->bytes_total - e->bytes_done) / e->rate_bps;
+}
+
+/* "43% 120.3 MiB/s ETA 0:13" for a running pipeline, else its state */
+static int entry_progress(char *buf, size_t len, const struct status_entry *e)
+{
+	char eta[32] = "";
+	double pct = e->bytes_total ? 100.0 * e->bytes_done / e->bytes_total : 0;
+	double left = entry_eta(e);
+
+	if (strcmp(e->state, "running"))
+		return snprintf(buf, len, "%s: %s", e->name, e->state);
+	if (left >= 0)
+		snprintf(eta, sizeof(eta), " ETA %u:%02u", (unsigned int)(left / 60),
+			 (unsigned int)left % 60);
+	return snprintf(buf, len, "%s: %.0f%% %.1f MiB/s%s (%s)", e->name, pct,
+			e->rate_bps / (1 << 20), eta, e->engine);
+}
+
+/*
+ * Between "ready" and "finished": on a terminal, --once redraws one line
+ * (like dd status=progress); elsewhere (the journal, a log file) an info
+ * line every progress_interval seconds while something runs.
+ */
+static void daemon_show_progress(struct daemon *d, const char *line)
+{
+	uint64_t now = mono_ns();
+	bool running = false;
+
+	for (struct worker *w = d->workers; w; w = w->next)
+		running |= atomic_load(&w->status.state) == PIPELINE_RUNNING;
+	if (d->opts.once && d->tty) {
+		if (line && running) {
+			fprintf(stderr, "\r\033[K%.200s", line);
+			fflush(stderr);
+			d->progress_shown = true;
+			log_set_progress_line(1);
+		}
+		return;
+	}
+	if (!line || !running || !d->cfg.progress_interval ||
+	    now - d->last_progress_ns < d->cfg.progress_interval * 1000000000ULL)
+		return;
+	if (d->last_progress_ns)
+		log_info("progress: %s", line);
+	d->last_progress_ns = now;
+}
+
+/* the progress line is done: clear it, the closing log lines say the rest */
+static void daemon_end_progress(struct daemon *d)
+{
+	if (d->progress_shown)
+		fputs("\r\033[K", stderr);
+	d->progress_shown = false;
+	log_set_progress_line(0);
+}
+
 static void daemon_publish_status(struct daemon *d)
 {
 	struct status_report r = {
@@ -300,18 +366,13 @@ static void daemon_publish_status(struct daemon *d)
 			w = w->next;
 		entry_from_worker(w, e);
 		if (off < sizeof(line) - 1) {
-			double pct = e->bytes_total ? 100.0 * e->bytes_done / e->bytes_total : 100;
-
-			if (!strcmp(e->state, "running"))
-				off += snprintf(line + off, sizeof(line) - off,
-						"%s%s: %.0f%% %.1f MiB/s (%s)", off ? "; " : "",
-						e->name, pct, e->rate_bps / (1 << 20), e->engine);
-			else
-				off += snprintf(line + off, sizeof(line) - off, "%s%s: %s",
-						off ? "; " : "", e->name, e->state);
+			off += snprintf(line + off, sizeof(line) - off, "%s", off ? "; " : "");
+			if (off < sizeof(line) - 1)
+				off += entry_progress(line + off, sizeof(line) - off, e);
 		}
 	}
 	notify_status(n ? line : "no pipelines configured");
+	daemon_show_progress(d, n ? line : NULL);
 	ret = status_write(d->status_path, &r);
 	if (ret)
 		log_debug("cannot write %s: %s", d->status_path, strerror(-ret));
@@ -517,18 +578,22 @@ int daemon_main(const struct daemon_options *opts)
 	config_errors_free(&errs);
 	log_set_level(opts->log_level_set ? opts->log_level : d.cfg.log_level);
 
-	ret = mkdir_p(d.cfg.state_dir, 0700);
-	if (!ret)
-		ret = mkdir_p(d.cfg.runtime_dir, 0755);
-	if (ret) {
-		log_err("cannot create state_dir %s or runtime_dir %s: %s", d.cfg.state_dir,
-			d.cfg.runtime_dir, strerror(-ret));
-		config_free(&d.cfg);
-		return DAEMON_EXIT_FAILED;
+	for (int i = 0; i < 2; i++) {
+		const char *dir = i ? d.cfg.runtime_dir : d.cfg.state_dir;
+
+		ret = mkdir_p(dir, i ? 0755 : 0700);
+		if (ret) {
+			log_err("cannot create %s %s: %s (set %s in [daemon], or run as a user "
+				"who can write there)", i ? "runtime_dir" : "state_dir", dir,
+				strerror(-ret), i ? "runtime_dir" : "state_dir");
+			config_free(&d.cfg);
+			return DAEMON_EXIT_FAILED;
+		}
 	}
 	snprintf(d.status_path, sizeof(d.status_path), "%s/%s", d.cfg.runtime_dir,
 		 STATUS_FILE_NAME);
 	d.started = time(NULL);
+	d.tty = isatty(STDERR_FILENO) && !getenv("JOURNAL_STREAM");
 	d.watchdog_usec = notify_watchdog_usec();
 	engine_probe_kernel(&d.probe);
 	if (d.probe.bpf_ok)
@@ -573,6 +638,7 @@ int daemon_main(const struct daemon_options *opts)
 	}
 	workers_reap(&d);
 	daemon_publish_status(&d);
+	daemon_end_progress(&d);
 	while (d.workers) {
 		struct worker *w = d.workers;
 

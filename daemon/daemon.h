@@ -64,6 +64,9 @@ struct daemon {
 	bool stopping;
 	int failures;			/* pipelines that ended failed */
 	int stopped;			/* pipelines stopped before their end */
+	bool tty;			/* stderr is a terminal: --once draws a progress line */
+	bool progress_shown;
+	uint64_t last_progress_ns;	/* last progress log line */
 };
 
 /* the whole life of the daemon: an enum daemon_exit for main() */

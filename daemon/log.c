@@ -17,6 +17,7 @@
 static struct {
 	_Atomic int level;
 	_Atomic int journal;
+	_Atomic int progress;	/* a progress line sits on the terminal */
 	log_sink_fn sink;
 	void *sink_arg;
 } log_state = { .level = LOG_LEVEL_INFO };
@@ -42,6 +43,11 @@ enum log_level log_get_level(void)
 void log_set_journal(int on)
 {
 	atomic_store(&log_state.journal, !!on);
+}
+
+void log_set_progress_line(int on)
+{
+	atomic_store(&log_state.progress, !!on);
 }
 
 void log_set_sink(log_sink_fn fn, void *arg)
@@ -96,7 +102,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (atomic_load(&log_state.journal))
 		fprintf(stderr, "<%d>%s\n", level, buf);
 	else
-		fprintf(stderr, "iou-offloadd: %s%s%s\n",
+		fprintf(stderr, "%siou-offloadd: %s%s%s\n",
+			/* over the progress line; it is drawn again below */
+			atomic_load(&log_state.progress) ? "\r\033[K" : "",
 			level <= LOG_LEVEL_WARNING ? level_names[level] : "",
 			level <= LOG_LEVEL_WARNING ? ": " : "", buf);
 }

@@ -20,6 +20,8 @@ void log_set_journal(int on);
 /* capture hook for tests: when set, messages go here instead of stderr */
 typedef void (*log_sink_fn)(enum log_level level, const char *msg, void *arg);
 void log_set_sink(log_sink_fn fn, void *arg);
+/* a progress line is on the terminal: messages clear it before they print */
+void log_set_progress_line(int on);
 
 int log_level_from_string(const char *s, enum log_level *out);
 const char *log_level_to_string(enum log_level level);

@@ -226,6 +226,8 @@ static int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	pr->durable = done;
 	pr->last_ckpt_ns = now_ns();
 	atomic_store(&pr->env->status->bytes_durable, done);
+	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
+		  pr->cfg.name, done, pr->plan.p.length);
 	return 0;
 }
 
@@ -366,8 +368,9 @@ static int setup_ring(struct pipeline_run *pr)
 		getrlimit(RLIMIT_MEMLOCK, &rl);
 		return pipeline_fail(pr, ret,
 				     "registering %zu MiB of fixed buffers failed: %s "
-				     "(RLIMIT_MEMLOCK is %llu KiB: raise LimitMEMLOCK= or lower "
-				     "queue_depth or block_size)",
+				     "(RLIMIT_MEMLOCK is %llu KiB: raise it with `ulimit -l` in a "
+				     "shell or LimitMEMLOCK= in the unit, or lower queue_depth or "
+				     "block_size)",
 				     pr->mem.len >> 20, strerror(-ret),
 				     rl.rlim_cur == RLIM_INFINITY ? 0ULL :
 				     (unsigned long long)rl.rlim_cur >> 10);

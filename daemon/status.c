@@ -208,10 +208,35 @@ static void human_duration(uint64_t s, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, (s % 3600) / 60);
 }
 
+/* the pid is a live iou-offloadd (not a process that reused the number) */
+static bool daemon_alive(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;	/* no /proc to ask: trust kill() */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strncmp(comm, "iou-offloadd", 12);
+}
+
+/* states a dead daemon cannot be in any more */
+static bool state_was_live(const char *state)
+{
+	return !strcmp(state, "running") || !strcmp(state, "pending") ||
+	       !strcmp(state, "retrying");
+}
+
 void status_print(FILE *out, const struct status_report *r, uint64_t now)
 {
 	char up[32], done[32], total[32];
-	bool alive = r->pid > 0 && (kill(r->pid, 0) == 0 || errno == EPERM);
+	bool alive = daemon_alive(r->pid);
 
 	human_duration(now > r->started ? now - r->started : 0, up, sizeof(up));
 	if (alive)
@@ -226,19 +251,36 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		fprintf(out, "no pipelines configured\n");
 		return;
 	}
-	fprintf(out, "%-16s %-9s %-6s %-9s %11s %11s %6s %9s %8s %8s %6s\n",
+	fprintf(out, "%-16s %-11s %-6s %-9s %11s %11s %6s %9s %8s %8s %8s %6s\n",
 		"PIPELINE", "STATE", "ENGINE", "TRANSFORM", "DONE", "TOTAL", "%",
-		"MiB/s", "ENTERS", "BPF_OPS", "ERRORS");
+		"MiB/s", "ETA", "ENTERS", "BPF_OPS", "ERRORS");
 	for (int i = 0; i < r->nr; i++) {
 		const struct status_entry *e = &r->entries[i];
-		double pct = e->bytes_total ? 100.0 * e->bytes_done / e->bytes_total : 100.0;
+		bool stale = !alive && state_was_live(e->state);
+		bool running = alive && !strcmp(e->state, "running");
+		char pct[16] = "-", eta[16] = "-";
 
+		/* a pipeline that failed before it knew its size has no percentage */
+		if (e->bytes_total)
+			snprintf(pct, sizeof(pct), "%5.1f%%", 100.0 * e->bytes_done / e->bytes_total);
+		else if (!strcmp(e->state, "finished"))
+			snprintf(pct, sizeof(pct), "100.0%%");
+		if (running && e->rate_bps > 0 && e->bytes_total >= e->bytes_done) {
+			double left = (e->bytes_total - e->bytes_done) / e->rate_bps;
+
+			human_duration((uint64_t)left + 1, eta, sizeof(eta));
+		}
 		human_bytes(e->bytes_done, done, sizeof(done));
 		human_bytes(e->bytes_total, total, sizeof(total));
-		fprintf(out, "%-16s %-9s %-6s %-9s %11s %11s %5.1f%% %9.1f %8" PRIu64
-			" %8" PRIu64 " %6" PRIu64 "\n", e->name, e->state, e->engine,
-			e->transform, done, total, pct, e->rate_bps / (1 << 20), e->enters,
+		fprintf(out, "%-16s %-11s %-6s %-9s %11s %11s %6s %9.1f %8s %8" PRIu64
+			" %8" PRIu64 " %6" PRIu64 "\n", e->name,
+			stale ? "interrupted" : e->state, e->engine, e->transform, done, total,
+			pct, running ? e->rate_bps / (1 << 20) : 0.0, eta, e->enters,
 			e->bpf_ops, e->errors);
+		if (stale)
+			fprintf(out, "  the daemon ended while this pipeline was %s; what was "
+				"durable (byte %" PRIu64 ") is kept, a restart resumes there\n",
+				e->state, e->bytes_durable);
 		if (e->bpf_ops || e->bpf_bytes || e->user_copied)
 			fprintf(out, "  shuffled in the kernel by IORING_OP_BPF: %" PRIu64 " bytes; "
 				"in userspace: %" PRIu64 " bytes\n", e->bpf_bytes, e->user_copied);

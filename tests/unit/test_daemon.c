@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pty.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -686,6 +687,211 @@ static void write_errors_behind_the_first_are_one_summary_line(void **state)
 	assert_true(count_lines(f->err, "more request(s) failed after that") <= 1);
 }
 
+/* ---- progress that tells the truth ---- */
+
+/*
+ * After a resume the rate counts from the resume point: it cannot exceed
+ * what this run moved over a one-second window (it once showed the resumed
+ * bytes as if copied in the first second: 255 MiB/s where 17 was real).
+ */
+static void resumed_run_counts_its_rate_from_the_resume_point(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	struct status_entry e;
+	bool seen = false;
+	pid_t pid;
+
+	make_src(f, "src", 256 << 20, 51);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 32 << 20, 60));
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	/* slower now: every 4K block flushed, so the rate is small and the resume large */
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	for (int i = 0; i < 500 && !seen; i++) {
+		usleep(20000);
+		seen = status_of(f, "big", &e) && !strcmp(e.state, "running") && e.rate_bps > 0;
+	}
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	if (!seen)
+		fail_msg("no rate was reported while the resumed copy ran");
+	assert_true(e.bytes_resumed >= 16 << 20);
+	if (e.rate_bps > (e.bytes_done - e.bytes_resumed) / 0.9 + 1)
+		fail_msg("rate %.0f B/s, but only %llu bytes moved since the resume", e.rate_bps,
+			 (unsigned long long)(e.bytes_done - e.bytes_resumed));
+}
+
+/* failed before it knew its size: no "0 B / 0 B 100.0%" */
+static void status_of_a_pipeline_that_failed_at_open_shows_no_percentage(void **state)
+{
+	struct fx *f = *state;
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/missing\n"
+		   "destination = @D/a\n");
+	assert_int_equal(run_bin(f, once), 1);
+	assert_int_equal(run_bin(f, st), 0);
+	assert_true(file_has(f->out, "failed"));
+	assert_false(strstr(slurp(f->out), "100.0%"));
+	assert_true(file_has(f->out, "error: cannot open source"));
+}
+
+/* kill -9 leaves "running" in the status file: `status` says what it means */
+static void status_after_kill_9_says_the_pipeline_was_interrupted(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 52);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	assert_true(wait_state(f, "big", "running", 60));
+	kill(pid, SIGKILL);
+	wait_exit(pid, 30);
+	assert_int_equal(run_bin(f, st), 0);
+	assert_true(file_has(f->out, "not running"));
+	assert_true(file_has(f->out, "interrupted"));
+	assert_true(file_has(f->out, "a restart resumes there"));
+	assert_int_equal(count_lines(f->out, "big              interrupted"), 1);
+}
+
+/* off a terminal, --once logs a progress line with rate and ETA every interval */
+static void once_off_a_terminal_logs_progress_with_an_eta(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+	bool seen = false;
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 53);
+	write_conf(f, "progress_interval = 1\nblock_size = 4K\nqueue_depth = 1\n"
+		   "checkpoint_interval = 4K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = spawn(f, argv);
+	for (int i = 0; i < 1000 && !seen; i++) {
+		char *err = slurp(f->err);
+
+		seen = strstr(err, "progress: big: ") && strstr(err, "ETA ");
+		free(err);
+		usleep(10000);
+	}
+	/* `status` of the running daemon has the ETA column filled */
+	assert_int_equal(wait_exit(spawn(f, st), 30), 0);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 3);
+	assert_true(seen);
+}
+
+/* on a terminal, --once redraws one progress line in place (dd status=progress) */
+static void once_on_a_terminal_redraws_one_progress_line(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char buf[65536];
+	size_t len = 0;
+	int master, draws = 0;
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 54);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
+		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	pid = forkpty(&master, NULL, NULL, NULL);
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsetenv("JOURNAL_STREAM");
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	fcntl(master, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 1000 && draws < 2; i++) {
+		ssize_t n = read(master, buf + len, sizeof(buf) - 1 - len);
+
+		if (n > 0)
+			len += n;
+		buf[len] = '\0';
+		draws = 0;
+		for (char *p = buf; (p = strstr(p, "\r\033[Kbig: ")); p++)
+			draws++;
+		usleep(10000);
+	}
+	kill(pid, SIGTERM);
+	wait_exit(pid, 60);
+	close(master);
+	if (draws < 2)
+		fail_msg("expected the progress line drawn twice; the terminal got:\n%s", buf);
+	assert_true(strstr(buf, "MiB/s") != NULL);
+}
+
+/* as a normal user, the defaults are the XDG directories (were /var/lib, /run) */
+static void a_normal_user_runs_with_xdg_directories_by_default(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char buf[1024], path[4200];
+	struct stat st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip();		/* needs to become another user */
+	make_src(f, "src", 1 << 20, 55);
+	snprintf(buf, sizeof(buf), "[pipeline a]\nengine = uring\ntransform = copy\n"
+		 "source = %s/src\ndestination = %s/out\n", f->dir, f->dir);
+	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	chmod(f->conf, 0644);
+	chmod(tu_path(f->dir, "src"), 0644);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		snprintf(path, sizeof(path), "%s/xdg-state", f->dir);
+		setenv("XDG_STATE_HOME", path, 1);
+		snprintf(path, sizeof(path), "%s/xdg-run", f->dir);
+		setenv("XDG_RUNTIME_DIR", path, 1);
+		if (setgid(65534) || setuid(65534))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(wait_exit(pid, 60), 0);
+	same_files(f, "src", "out");
+	snprintf(path, sizeof(path), "%s/xdg-state/iou-offload", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	snprintf(path, sizeof(path), "%s/xdg-run/iou-offload/status", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+}
+
+/* a directory that cannot be made is named, with the key that sets it */
+static void an_unwritable_runtime_dir_is_named(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/state\n"
+		 "runtime_dir = /proc/iou-no-such/run\n", f->dir);
+	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
+	assert_int_equal(run_bin(f, argv), 1);
+	assert_true(file_has(f->err, "cannot create runtime_dir /proc/iou-no-such/run"));
+	assert_true(file_has(f->err, "set runtime_dir in [daemon]"));
+}
+
 static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 {
 	struct fx *f = *state;
@@ -920,6 +1126,21 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			write_errors_behind_the_first_are_one_summary_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			resumed_run_counts_its_rate_from_the_resume_point, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			status_of_a_pipeline_that_failed_at_open_shows_no_percentage, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			status_after_kill_9_says_the_pipeline_was_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(once_off_a_terminal_logs_progress_with_an_eta,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(once_on_a_terminal_redraws_one_progress_line,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			a_normal_user_runs_with_xdg_directories_by_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_unwritable_runtime_dir_is_named, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
