@@ -8,7 +8,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check test run demo bench bench-kfunc bench-scale bench-profile clean-image
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -61,8 +61,11 @@ soak: ## SOAK_SECONDS (600) of 8 pipelines with random reload/stop/start/kill -9
 		VM_APPEND="iou.soak_seconds=$(SOAK_SECONDS) iou.suite_timeout=$$(( $(SOAK_SECONDS) + 1200 ))" \
 		tests/vm/run-vm.sh test
 
-check: deps ## host tier: unit tests and the uring engine on real files (loads nothing into the host kernel)
-	@$(MAKE) -s -C tests/unit check
+check: deps ## host tier: unit tests, the uring engine on real files, make try (loads nothing into the host kernel)
+	@scripts/check.sh
+
+try: deps ## the daemon on this machine without the kernel: build it with BPF=0, run every shipped example as written under /tmp/iou-offload-demo
+	@scripts/try.sh
 
 test: deps ## check, vm-test, then vm-reset (each to the end), and one summary line over all
 	@scripts/test-all.sh

@@ -889,15 +889,20 @@ static void config_init(struct daemon_config *cfg)
 }
 
 /*
- * root: the FHS places systemd's StateDirectory= and RuntimeDirectory= use.
- * Anyone else: the XDG base directories, which a user can write.
+ * Unset in the config: $STATE_DIRECTORY / $RUNTIME_DIRECTORY (set by systemd
+ * for StateDirectory= and RuntimeDirectory=, or by hand); else for root the
+ * FHS places, for anyone else the XDG base directories, which they can write.
  */
 static char *default_dir(bool state)
 {
 	const char *xdg = getenv(state ? "XDG_STATE_HOME" : "XDG_RUNTIME_DIR");
+	const char *sd = getenv(state ? "STATE_DIRECTORY" : "RUNTIME_DIRECTORY");
 	const char *home = getenv("HOME");
 	char *out = NULL;
 
+	/* systemd's StateDirectory= / RuntimeDirectory= (one path: no ':') */
+	if (sd && sd[0] == '/' && !strchr(sd, ':'))
+		return strdup(sd);
 	if (geteuid() == 0)
 		return strdup(state ? "/var/lib/iou-offload" : "/run/iou-offload");
 	if (xdg && xdg[0] == '/' && asprintf(&out, "%s/iou-offload", xdg) >= 0)
