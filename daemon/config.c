@@ -87,6 +87,14 @@ const char *config_key_name(unsigned int i)
 	return i < sizeof(keys) / sizeof(keys[0]) ? keys[i].name : NULL;
 }
 
+int pipeline_config_key_line(const struct pipeline_config *pc, const char *name)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(keys[i].name, name))
+			return pc->key_line[keys[i].id];
+	return 0;
+}
+
 /* value ranges, shared by the parser and its messages */
 #define QD_MIN		1
 #define QD_MAX		1024

@@ -120,6 +120,9 @@ const char *engine_kind_to_string(enum engine_kind e);
 /* the @i-th key the parser knows, NULL past the last: for documentation checks */
 const char *config_key_name(unsigned int i);
 
+/* the line @pc set key @name on, 0 if it did not (inherited or default) */
+int pipeline_config_key_line(const struct pipeline_config *pc, const char *name);
+
 /* "64K" -> 65536; 0 or -EINVAL (also on overflow) */
 int config_parse_size(const char *s, uint64_t *out);
 

@@ -76,6 +76,18 @@ static uint32_t dio_alignment(const struct file_slot *f)
 	return a ? a : 4096;
 }
 
+static int dest_dir_writable(const char *path)
+{
+	char *copy = strdup(path);
+	int ret;
+
+	if (!copy)
+		return -ENOMEM;
+	ret = access(dirname(copy), W_OK | X_OK) ? -errno : 0;
+	free(copy);
+	return ret;
+}
+
 static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *path,
 		    bool dest)
 {
@@ -91,6 +103,11 @@ static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *pa
 		ret = -errno;
 		if (dest && ret == -ENOENT && s->create) {
 			/* created after the checks, so a refused pipeline leaves nothing */
+			ret = dest_dir_writable(path);
+			if (ret)
+				return pipeline_fail(pr, ret, "cannot create destination %s: its "
+						     "directory %s", path, ret == -ENOENT ?
+						     "does not exist" : "is not writable");
 			f->missing = true;
 			f->size = 0;
 			f->ident = (struct file_ident){ 0 };
@@ -248,7 +265,9 @@ int files_open(struct pipeline_run *pr)
 		if (ret)
 			return ret;
 	}
-	files_consume_old_wb_errors(pr);
+	/* a check must not take the warning from the run that follows it */
+	if (!pr->check_only)
+		files_consume_old_wb_errors(pr);
 	for (int i = 0; i < pr->nr_src; i++)
 		if (pc->offset > pr->src[i].size)
 			return pipeline_fail(pr, -EINVAL,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "pipeline.h"
 #include "daemon.h"
 #include "log.h"
 #include "status.h"
@@ -31,13 +32,18 @@ static void usage(FILE *out)
 "Usage:\n"
 "  iou-offloadd [OPTIONS]                  run the daemon (in the foreground; systemd Type=notify)\n"
 "  iou-offloadd --check-config [FILE]      validate FILE (default: the --config file) and exit\n"
+"  iou-offloadd --check-config --open [FILE]  also open its files and check them\n"
 "  iou-offloadd status [OPTIONS]           show what a running daemon is doing\n"
 "\n"
 "Options:\n"
 "  -c, --config=FILE       configuration file (default " CONFIG_DEFAULT_PATH ")\n"
 "      --check-config[=FILE]\n"
 "                          parse and validate; print every error as FILE:LINE: ...;\n"
-"                          exit 0 if the configuration is valid, 78 if not\n"
+"                          exit 0 if the configuration is valid, 78 if not. Syntax,\n"
+"                          values and conflicts only: nothing is opened (ExecReload)\n"
+"      --open              with --check-config: also open every source and destination\n"
+"                          (creating and writing nothing) and check sizes, offsets,\n"
+"                          directories, free space, O_DIRECT alignment and locks\n"
 "      --once              run every pipeline to its end, then exit (for scripts)\n"
 "  -l, --log-level=LEVEL   err, warning, notice, info or debug (overrides log_level)\n"
 "  -s, --status-file=PATH  for `status`: read PATH instead of RUNTIME_DIR/status\n"
@@ -45,7 +51,8 @@ static void usage(FILE *out)
 "  -V, --version           print the version\n"
 "\n"
 "Configuration (INI; see iou-offloadd(8) for every key):\n"
-"  [daemon]                state_dir, runtime_dir, log_level, exit_when_done, and defaults\n"
+"  [daemon]                state_dir, runtime_dir, log_level, exit_when_done,\n"
+"                          progress_interval, and defaults\n"
 "                          for all pipelines: engine, queue_depth, block_size, stripe_unit,\n"
 "                          direct, create, truncate, repeat, checkpoint_interval, retries,\n"
 "                          retry_delay\n"
@@ -80,7 +87,86 @@ static void usage(FILE *out)
 "  systemctl reload iou-offloadd; iou-offloadd status\n");
 }
 
-static int check_config(const char *path)
+/*
+ * The line a --open finding is about: the key it starts with, else the source
+ * or destination it names, else the first key it names that the pipeline
+ * sets, else its header.
+ */
+static int finding_line(const struct pipeline_config *pc, const char *msg)
+{
+	static const char *const keys[] = {
+		"dest_offset", "offset", "length", "stripe_unit", "block_size", "direct",
+		"truncate",
+	};
+
+	const char *lead = !strncmp(msg, "direct = yes: ", 14) ? msg + 14 : msg;
+
+	/* "offset 1048576 is beyond ...": the message is about that key */
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strncmp(lead, keys[i], strlen(keys[i])) && lead[strlen(keys[i])] == ' ' &&
+		    pipeline_config_key_line(pc, keys[i]))
+			return pipeline_config_key_line(pc, keys[i]);
+	for (int i = 0; i < pc->nr_sources; i++)
+		if (strstr(msg, pc->sources[i]))
+			return pc->source_line[i];
+	for (int i = 0; i < pc->nr_dests; i++)
+		if (strstr(msg, pc->dests[i]))
+			return pc->dest_line[i];
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strstr(msg, keys[i]) && pipeline_config_key_line(pc, keys[i]))
+			return pipeline_config_key_line(pc, keys[i]);
+	return pc->line;
+}
+
+static void log_discard(enum log_level level, const char *msg, void *arg)
+{
+	(void)level;
+	(void)msg;
+	(void)arg;
+}
+
+/*
+ * --check-config --open: what a start would find, without starting. Opens
+ * each pipeline's files (creates and writes nothing), plans it and runs every
+ * check: sizes against offset and length, parent directories, free space,
+ * O_DIRECT alignment, files another pipeline or process holds. All findings
+ * at once, in the parser's FILE:LINE: [pipeline NAME]: style.
+ */
+static int check_config_open(const struct daemon_config *cfg)
+{
+	struct pipeline_run *pr = calloc(1, sizeof(*pr));
+	int bad = 0;
+
+	if (!pr)
+		return DAEMON_EXIT_FAILED;
+	log_set_sink(log_discard, NULL);	/* the findings are printed below */
+	for (int i = 0; i < cfg->nr_pipelines; i++) {
+		const struct pipeline_config *pc = &cfg->pipelines[i];
+		struct pipeline_status st;
+		_Atomic bool stop = false;
+		struct run_env env = {
+			.state_dir = cfg->state_dir, .stop = &stop, .wake_fd = -1, .main_fd = -1,
+			.status = &st,
+		};
+
+		pipeline_status_init(&st);
+		if (pipeline_check_open(pr, pc, &env)) {
+			fprintf(stderr, "%s:%d: [pipeline %s]: %s\n", cfg->path,
+				finding_line(pc, pr->msg), pc->name,
+				pr->msg[0] ? pr->msg : "cannot be checked");
+			bad++;
+		}
+		pipeline_cleanup(pr);
+		pthread_mutex_destroy(&st.lock);
+	}
+	log_set_sink(NULL, NULL);
+	free(pr);
+	if (bad)
+		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad);
+	return bad ? DAEMON_EXIT_CONFIG : DAEMON_EXIT_OK;
+}
+
+static int check_config(const char *path, bool open_files)
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
@@ -95,8 +181,17 @@ static int check_config(const char *path)
 		config_free(&cfg);
 		return DAEMON_EXIT_CONFIG;
 	}
-	printf("%s: OK, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
-	       cfg.nr_pipelines, cfg.state_dir, cfg.runtime_dir);
+	if (open_files) {
+		ret = check_config_open(&cfg);
+		if (ret) {
+			config_errors_free(&errs);
+			config_free(&cfg);
+			return ret;
+		}
+	}
+	printf("%s: OK%s, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
+	       open_files ? " (files opened and checked)" : "", cfg.nr_pipelines,
+	       cfg.state_dir, cfg.runtime_dir);
 	for (int i = 0; i < cfg.nr_pipelines; i++) {
 		const struct pipeline_config *pc = &cfg.pipelines[i];
 
@@ -153,11 +248,12 @@ static bool stderr_is_journal(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CHECK = 256, OPT_ONCE };
+	enum { OPT_CHECK = 256, OPT_ONCE, OPT_OPEN };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", optional_argument, NULL, OPT_CHECK },
 		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "open", no_argument, NULL, OPT_OPEN },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "status-file", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -166,7 +262,7 @@ int main(int argc, char **argv)
 	};
 	struct daemon_options opts = { .config_path = CONFIG_DEFAULT_PATH };
 	const char *check = NULL, *status_file = NULL;
-	bool do_check = false, do_status = false;
+	bool do_check = false, do_status = false, do_open = false;
 	int c;
 
 	log_set_journal(stderr_is_journal());
@@ -193,6 +289,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ONCE:
 			opts.once = true;
+			break;
+		case OPT_OPEN:
+			do_open = true;
 			break;
 		case 'l':
 			if (log_level_from_string(optarg, &opts.log_level)) {
@@ -224,8 +323,12 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return DAEMON_EXIT_USAGE;
 	}
+	if (do_open && !do_check) {
+		fprintf(stderr, "iou-offloadd: --open goes with --check-config (see --help)\n");
+		return DAEMON_EXIT_USAGE;
+	}
 	if (do_check)
-		return check_config(check ? check : opts.config_path);
+		return check_config(check ? check : opts.config_path, do_open);
 	if (do_status)
 		return show_status(opts.config_path, status_file);
 	if (opts.log_level_set)

@@ -485,6 +485,28 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	return 0;
 }
 
+int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *pc,
+			const struct run_env *env)
+{
+	int ret;
+
+	memset(pr, 0, sizeof(*pr));
+	pr->env = env;
+	pr->failed_off = UINT64_MAX;
+	pr->check_only = true;
+	for (int i = 0; i < CONFIG_MAX_FILES; i++)
+		pr->src[i].fd = pr->dst[i].fd = -1;
+	ret = pipeline_config_dup(pc, &pr->cfg);
+	if (ret)
+		return ret;
+	ret = files_open(pr);
+	if (!ret)
+		ret = setup_plan(pr);
+	if (!ret)
+		ret = files_check_space(pr);
+	return ret < 0 ? ret : 0;	/* 1: finished before, which is fine */
+}
+
 void pipeline_cleanup(struct pipeline_run *pr)
 {
 	teardown_ring(pr);

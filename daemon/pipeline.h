@@ -151,6 +151,7 @@ struct pipeline_run {
 	bool resumed;
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */
+	bool check_only;		/* --check-config --open: open and check, change nothing */
 	/* request failures after the first: logged as one line per range */
 	uint64_t fallout_count, fallout_lo, fallout_hi;
 	uint64_t wake_buf;
@@ -163,6 +164,14 @@ struct pipeline_run {
  * checkpoint written) or the first -errno (message in env->status).
  */
 int pipeline_run(const struct pipeline_config *pc, const struct run_env *env);
+
+/*
+ * --check-config --open: open the files (nothing is created or written),
+ * plan, and run every check a start would; 0, or -errno with the message in
+ * pr->msg. pipeline_cleanup() afterwards either way.
+ */
+int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *pc,
+			const struct run_env *env);
 
 /* steps of pipeline_run(), exposed for tests */
 int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,

@@ -892,6 +892,62 @@ static void an_unwritable_runtime_dir_is_named(void **state)
 	assert_true(file_has(f->err, "set runtime_dir in [daemon]"));
 }
 
+/*
+ * --check-config stays syntax and values (ExecReload runs it); --open also
+ * opens the files and reports, all at once and with the line of the key,
+ * what a start would refuse. It creates and writes nothing.
+ */
+static void check_config_open_reports_every_finding_at_its_line_and_changes_nothing(
+	void **state)
+{
+	struct fx *f = *state;
+	char *plain[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	char want[4300];
+
+	make_src(f, "src", 1 << 20, 61);
+	make_src(f, "kept", 1 << 19, 62);
+	write_conf(f, "", "[pipeline past]\ntransform = copy\nsource = @D/src\n"
+		   "offset = 2M\ndestination = @D/d1\n"
+		   "[pipeline nodir]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/no/such/dir/d2\n"
+		   "[pipeline unaligned]\ntransform = copy\nsource = @D/src\ndirect = yes\n"
+		   "dest_offset = 100\ndestination = @D/kept\n"
+		   "[pipeline fine]\ntransform = copy\nsource = @D/src\ndestination = @D/d3\n");
+	assert_int_equal(run_bin(f, plain), 0);
+	assert_int_equal(run_bin(f, open_), 78);
+	/* [daemon] takes lines 1-4 */
+	snprintf(want, sizeof(want), "%s:8: [pipeline past]: offset 2097152 is beyond the end "
+		 "of source %s/src", f->conf, f->dir);
+	assert_true(file_has(f->err, want));
+	snprintf(want, sizeof(want), "%s:13: [pipeline nodir]: cannot create destination "
+		 "%s/no/such/dir/d2: its directory does not exist", f->conf, f->dir);
+	assert_true(file_has(f->err, want));
+	snprintf(want, sizeof(want), "%s:18: [pipeline unaligned]: direct = yes: dest_offset "
+		 "100 is not a multiple", f->conf);
+	assert_true(file_has(f->err, want));
+	assert_true(file_has(f->err, "3 pipeline(s) would not start"));
+	assert_false(strstr(slurp(f->err), "[pipeline fine]"));
+	assert_false(exists(f, "d1"));
+	assert_false(exists(f, "d3"));
+	assert_false(exists(f, "state"));
+	file_is(f, "kept", 1 << 19, 62);
+	file_is(f, "src", 1 << 20, 61);
+}
+
+static void check_config_open_accepts_a_startable_config(void **state)
+{
+	struct fx *f = *state;
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+
+	make_src(f, "src", 1 << 20, 63);
+	write_conf(f, "", "[pipeline fine]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/d\n");
+	assert_int_equal(run_bin(f, open_), 0);
+	assert_true(file_has(f->out, "OK (files opened and checked), 1 pipeline(s)"));
+	assert_false(exists(f, "d"));
+}
+
 static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 {
 	struct fx *f = *state;
@@ -1141,6 +1197,11 @@ int main(void)
 			a_normal_user_runs_with_xdg_directories_by_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_unwritable_runtime_dir_is_named, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			check_config_open_reports_every_finding_at_its_line_and_changes_nothing,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(check_config_open_accepts_a_startable_config,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
