@@ -1,8 +1,7 @@
 # iou-offload: the one entry point. `make help` lists the targets.
 # Heavy products live under BUILD_ROOT (default ~/.cache/iou-offload), never in the repo.
 
-BUILD_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iou-offload
-KCONFIG    ?= guest
+include mk/build-root.mk
 GUEST_TESTS ?=
 SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS

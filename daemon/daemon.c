@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "claims.h"
+#include "clock.h"
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
@@ -31,14 +32,6 @@
 
 #define TICK_MS		500
 #define READY_WAIT_S	120	/* setup of all pipelines, before READY=1 anyway */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int mkdir_p(const char *path, mode_t mode)
 {
@@ -106,7 +99,7 @@ static int worker_start(struct daemon *d, const struct pipeline_config *pc)
 		.main_fd = d->event_fd,
 		.status = &w->status,
 	};
-	w->rate_ns = mono_ns();
+	w->rate_ns = clock_mono_ns();
 	ret = pthread_create(&w->thread, NULL, worker_thread, w);
 	if (ret) {
 		ret = -ret;
@@ -226,7 +219,7 @@ static bool workers_all_set_up(const struct daemon *d)
 
 static void workers_update_rates(struct daemon *d)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 
 	for (struct worker *w = d->workers; w; w = w->next) {
 		uint64_t b = atomic_load(&w->status.bytes_done);
@@ -271,7 +264,7 @@ static void entry_from_worker(struct worker *w, struct status_entry *e)
 	e->errors = atomic_load(&st->errors);
 	e->rate_bps = w->rate_bps;
 	if (start)
-		e->elapsed = ((end ? end : mono_ns()) - start) / 1e9;
+		e->elapsed = ((end ? end : clock_mono_ns()) - start) / 1e9;
 	/* over a finished run, the average rate is the honest figure */
 	if (s == PIPELINE_FINISHED && e->elapsed > 0)
 		e->rate_bps = (e->bytes_done - e->bytes_resumed) / e->elapsed;
@@ -310,7 +303,7 @@ static int entry_progress(char *buf, size_t len, const struct status_entry *e)
  */
 static void daemon_show_progress(struct daemon *d, const char *line)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 	bool running = false;
 
 	for (struct worker *w = d->workers; w; w = w->next)
@@ -383,7 +376,7 @@ static void daemon_publish_status(struct daemon *d)
 
 static void daemon_watchdog(struct daemon *d)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 
 	if (!d->watchdog_usec || now - d->last_watchdog_ns < d->watchdog_usec * 1000 / 4)
 		return;
@@ -619,18 +612,18 @@ int daemon_main(const struct daemon_options *opts)
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
 		worker_start(&d, &d.cfg.pipelines[i]);
 
-	ready_deadline = mono_ns() + READY_WAIT_S * 1000000000ULL;
+	ready_deadline = clock_mono_ns() + READY_WAIT_S * 1000000000ULL;
 	for (;;) {
 		daemon_tick(&d, TICK_MS);
-		if (!ready && (workers_all_set_up(&d) || mono_ns() > ready_deadline)) {
+		if (!ready && (workers_all_set_up(&d) || clock_mono_ns() > ready_deadline)) {
 			/* rings, buffers and BPF ops are set up (or failed and said why) */
 			notify_ready();
 			ready = true;
 			log_info("ready");
 		}
-		if (mono_ns() - last_status >= 1000000000ULL) {
+		if (clock_mono_ns() - last_status >= 1000000000ULL) {
 			daemon_publish_status(&d);
-			last_status = mono_ns();
+			last_status = clock_mono_ns();
 		}
 		if (workers_all_exited(&d) &&
 		    (d.stopping || opts->once || d.cfg.exit_when_done))

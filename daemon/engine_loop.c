@@ -43,6 +43,7 @@
 #include "engine_bpf.h"	/* iou_abi.h first: the uapi types */
 #include "../bpf-ops/iou_ops.h"
 #include "bpf_loader.h"
+#include "clock.h"
 #include "engine.h"
 #include "log.h"
 #include "loop_plan.h"
@@ -75,14 +76,6 @@ struct loop_engine {
 	uint64_t ckpt_recorded;		/* durable blocks the last checkpoint holds */
 	uint64_t bpf_ops_base, bpf_bytes_base;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static uint64_t rd64(const __u64 *p)
 {
@@ -240,7 +233,7 @@ static int loop_attach(struct pipeline_run *pr)
 		.ckpt_blocks = pc->s.checkpoint_interval / pc->s.block_size,
 		.ckpt_ns = LOOP_CKPT_NS,
 		.tick_ns = LOOP_TICK_NS,
-		.now_ns = now_ns(),
+		.now_ns = clock_mono_ns(),
 	};
 	loop_ctl_setup(le->ctl, &cp);
 
@@ -491,7 +484,7 @@ static int loop_drive(struct pipeline_run *pr)
 		return pipeline_fail(pr, ret, "engine = loop: cannot start the monitor thread: %s",
 				     strerror(-ret));
 	for (;;) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = clock_mono_ns();
 
 		heartbeat(st, t0);
 		/* counted before: the call lasts the whole pipeline */
@@ -500,7 +493,7 @@ static int loop_drive(struct pipeline_run *pr)
 		atomic_store(&st->enters, pr->ring.enters);
 		state = rd32(&ctl->state);
 		log_debug("pipeline %s: io_uring_enter returned %d after %.3f s, loop state %u, "
-			  "%" PRIu64 " steps", pr->cfg.name, ret, (now_ns() - t0) / 1e9, state,
+			  "%" PRIu64 " steps", pr->cfg.name, ret, (clock_mono_ns() - t0) / 1e9, state,
 			  (uint64_t)ctl->steps);
 		if (state != LOOP_RUNNING)
 			break;

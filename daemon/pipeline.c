@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "files.h"
 #include "log.h"
 #include "pipeline.h"
@@ -39,14 +40,6 @@
 #define WAIT_TIMEOUT_MS	1000	/* heartbeat for the watchdog while I/O is slow */
 #define CKPT_MAX_NS	(5ULL * 1000000000ULL)	/* also checkpoint at least this often */
 #define MAX_RING_ENTRIES 32768
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 const char *pipeline_state_to_string(enum pipeline_state s)
 {
@@ -224,7 +217,7 @@ static int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 		return ret;
 	}
 	pr->durable = done;
-	pr->last_ckpt_ns = now_ns();
+	pr->last_ckpt_ns = clock_mono_ns();
 	atomic_store(&pr->env->status->bytes_durable, done);
 	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
 		  pr->cfg.name, done, pr->plan.p.length);
@@ -791,7 +784,7 @@ static void ckpt_begin(struct pipeline_run *pr, bool force)
 
 	if (pr->ckpt_fsyncs || pr->error || w <= pr->durable)
 		return;
-	if (!force && w - pr->durable < interval && now_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
+	if (!force && w - pr->durable < interval && clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
 		return;
 	/* everything below w has completed; flush it, then record w */
 	for (int d = 0; d < pr->nr_dst; d++) {
@@ -911,12 +904,12 @@ static int drive_chains(struct pipeline_run *pr)
 	bool stopping = false;
 	int ret;
 
-	pr->last_ckpt_ns = now_ns();
+	pr->last_ckpt_ns = clock_mono_ns();
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
 
-		atomic_store(&st->heartbeat_ns, now_ns());
+		atomic_store(&st->heartbeat_ns, clock_mono_ns());
 		stopping = stopping || stop_requested(pr);
 		if (!stopping && !pr->error)
 			fill_chains(pr);
@@ -1053,14 +1046,14 @@ int pipeline_execute(struct pipeline_run *pr)
 	int ret;
 
 	atomic_store(&st->state, PIPELINE_RUNNING);
-	atomic_store(&st->start_ns, now_ns());
+	atomic_store(&st->start_ns, clock_mono_ns());
 	getrusage(RUSAGE_THREAD, &t0);
 	getrusage(RUSAGE_SELF, &p0);
 	if (pr->plan.nr_blocks)
 		ret = pr->engine->drive ? pr->engine->drive(pr) : drive_chains(pr);
 	else
 		ret = 0;
-	atomic_store(&st->end_ns, now_ns());
+	atomic_store(&st->end_ns, clock_mono_ns());
 	getrusage(RUSAGE_THREAD, &t1);
 	getrusage(RUSAGE_SELF, &p1);
 	/* the process includes io-wq workers (and other pipelines' threads) */
@@ -1090,9 +1083,9 @@ int pipeline_execute(struct pipeline_run *pr)
 
 static bool sleep_or_stop(const struct run_env *env, unsigned int seconds)
 {
-	uint64_t until = now_ns() + seconds * 1000000000ULL, t;
+	uint64_t until = clock_mono_ns() + seconds * 1000000000ULL, t;
 
-	while ((t = now_ns()) < until) {
+	while ((t = clock_mono_ns()) < until) {
 		struct pollfd pfd = { .fd = env->wake_fd, .events = POLLIN };
 		int ms = (until - t) / 1000000 + 1;
 

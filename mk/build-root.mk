@@ -1,6 +1,7 @@
 # Where `make kernel` leaves what userspace builds against: the patched
 # kernel's vmlinux.h and uapi headers, and libbpf/bpftool from its tree.
-# Included by the Makefiles that build BPF programs and their loaders.
+# The one place these paths are defined for make (scripts/common.sh mirrors
+# it for the shell scripts); every Makefile includes it.
 BUILD_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/iou-offload
 KCONFIG    ?= guest
 KOBJ       ?= $(BUILD_ROOT)/obj-$(KCONFIG)

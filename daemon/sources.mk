@@ -1,0 +1,5 @@
+# The daemon's sources but main.c and the BPF loader (real or stub): the one
+# list, included by daemon/Makefile and tests/unit/Makefile.
+DAEMON_LIB_SRCS := log.c claims.c config.c plan.c ring.c checkpoint.c files.c engine.c \
+		   engine_uring.c engine_bpf.c engine_loop.c loop_plan.c pipeline.c \
+		   notify.c status.c daemon.c
