@@ -2,4 +2,5 @@
 # list, included by daemon/Makefile and tests/unit/Makefile.
 DAEMON_LIB_SRCS := log.c claims.c config.c plan.c ring.c checkpoint.c files.c engine.c \
 		   engine_uring.c engine_bpf.c engine_loop.c loop_plan.c pipeline.c \
+		   pipeline_status.c resume.c chain.c driver.c \
 		   notify.c status.c daemon.c

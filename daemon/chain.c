@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One block as a chain of requests: built from the block's plan, submitted
+ * as linked groups (a userspace step of the uring engine splits a chain in
+ * two), and judged when a group's CQEs are all in: a short read or write
+ * breaks the link, and the rest of the group is resubmitted from the first
+ * op not done; an error fails the pipeline with the file and offset.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "pipeline_int.h"
+
+int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block)
+{
+	const struct plan *pl = &pr->plan;
+	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
+	int ret;
+
+	ret = plan_block(pl, block, &c->bp);
+	if (ret)
+		return ret;
+	c->nr_ops = 0;
+	for (int i = 0; i < c->bp.nr_reads; i++) {
+		const struct plan_io *io = &c->bp.reads[i];
+		struct chain_op *op = &c->ops[c->nr_ops++];
+
+		*op = (struct chain_op){
+			.kind = CHAIN_OP_READ, .file = io->file, .buf_index = c->rbuf_index,
+			.buf = c->rbuf + io->buf_off, .file_off = io->file_off,
+			.io_len = io->io_len, .expect = io->expect,
+		};
+	}
+	if (!from_read) {
+		ret = pr->engine->build_shuffle(pr, c);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < c->bp.nr_writes; i++) {
+		const struct plan_io *io = &c->bp.writes[i];
+		struct chain_op *op;
+
+		if (c->nr_ops >= c->max_ops)
+			return -E2BIG;
+		op = &c->ops[c->nr_ops++];
+		*op = (struct chain_op){
+			.kind = CHAIN_OP_WRITE, .file = pr->nr_src + io->file,
+			.file_off = io->file_off, .io_len = io->io_len, .expect = io->expect,
+		};
+		if (from_read) {
+			op->buf_index = c->rbuf_index;
+			op->buf = c->rbuf + io->rbuf_off;
+		} else {
+			op->buf_index = c->wbuf_index;
+			op->buf = c->wbuf + io->buf_off;
+		}
+	}
+	c->next = 0;
+	c->group_end = 0;
+	c->inflight = 0;
+	return 0;
+}
+
+static void prep_op(struct io_uring_sqe *sqe, const struct chain *c, int idx)
+{
+	const struct chain_op *op = &c->ops[idx];
+	uint32_t left = op->io_len - op->done;
+
+	switch (op->kind) {
+	case CHAIN_OP_READ:
+		io_uring_prep_read_fixed(sqe, op->file, op->buf + op->done, left,
+					 op->file_off + op->done, op->buf_index);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		break;
+	case CHAIN_OP_WRITE:
+		io_uring_prep_write_fixed(sqe, op->file, op->buf + op->done, left,
+					  op->file_off + op->done, op->buf_index);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		break;
+	case CHAIN_OP_BPF:
+		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, (void *)(uintptr_t)op->desc_addr,
+				 op->nr_pairs, op->expect);
+		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(op->op_id, 0);
+		break;
+	case CHAIN_OP_USER_COPY:
+		break;
+	}
+	io_uring_sqe_set_data64(sqe, (TAG_CHAIN << TAG_SHIFT) | ((uint64_t)c->slot << 16) | idx);
+}
+
+void chain_release(struct pipeline_run *pr, struct chain *c)
+{
+	c->busy = false;
+	pr->inflight_chains--;
+}
+
+static void chain_done(struct pipeline_run *pr, struct chain *c)
+{
+	atomic_fetch_add(&pr->env->status->bytes_done, c->bp.len);
+	chain_release(pr, c);
+}
+
+/*
+ * Submit the next group of @c: from the first op not complete up to the
+ * next userspace step. Userspace steps at the front run right here.
+ */
+int chain_submit(struct pipeline_run *pr, struct chain *c)
+{
+	int i, ret;
+
+	for (;;) {
+		while (c->next < c->nr_ops && c->ops[c->next].complete)
+			c->next++;
+		if (c->next == c->nr_ops) {
+			chain_done(pr, c);
+			return 0;
+		}
+		if (c->ops[c->next].kind != CHAIN_OP_USER_COPY)
+			break;
+		ret = pr->engine->user_copy(pr, c);
+		if (ret)
+			return ret;
+		c->ops[c->next].complete = true;
+	}
+	for (i = c->next; i < c->nr_ops && c->ops[i].kind != CHAIN_OP_USER_COPY; i++) {
+		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
+
+		if (!sqe)
+			return -EBUSY;	/* the ring is sized so this cannot happen */
+		prep_op(sqe, c, i);
+		if (i + 1 < c->nr_ops && c->ops[i + 1].kind != CHAIN_OP_USER_COPY)
+			sqe->flags |= IOSQE_IO_LINK;
+		c->ops[i].res = 0;
+	}
+	c->group_end = i;
+	c->inflight = i - c->next;
+	return 0;
+}
+
+static const char *op_path(const struct pipeline_run *pr, const struct chain_op *op)
+{
+	if (op->kind == CHAIN_OP_READ)
+		return pr->src[op->file].path;
+	if (op->kind == CHAIN_OP_WRITE)
+		return pr->dst[op->file - pr->nr_src].path;
+	return "-";
+}
+
+static int chain_fail(struct pipeline_run *pr, struct chain *c, const struct chain_op *op,
+		      int err, const char *what)
+{
+	if (c->bp.logical_off < pr->failed_off)
+		pr->failed_off = c->bp.logical_off;
+	if (pr->error) {
+		/* fallout of the first error (a full disk fails every request in
+		 * flight): one summary line at the end, not one line each */
+		if (!pr->fallout_count++ || c->bp.logical_off < pr->fallout_lo)
+			pr->fallout_lo = c->bp.logical_off;
+		if (c->bp.logical_off > pr->fallout_hi)
+			pr->fallout_hi = c->bp.logical_off;
+		atomic_fetch_add(&pr->env->status->errors, 1);
+		chain_release(pr, c);
+		return err;
+	}
+	if (op->kind == CHAIN_OP_BPF)
+		pipeline_fail(pr, err, "IORING_OP_BPF (op id %u, %u pairs) for the block at "
+			      "logical offset %" PRIu64 " failed: %s", op->op_id, op->nr_pairs,
+			      c->bp.logical_off, what);
+	else
+		pipeline_fail(pr, err, "%s %s at offset %" PRIu64 " (%u bytes) failed: %s",
+			      op->kind == CHAIN_OP_READ ? "read from" : "write to",
+			      op_path(pr, op), op->file_off + op->done, op->io_len - op->done,
+			      what);
+	chain_release(pr, c);
+	return err;
+}
+
+/* all CQEs of the group are in: judge it, then go on or resubmit */
+static int chain_group_done(struct pipeline_run *pr, struct chain *c)
+{
+	bool short_seen = false, cancelled = false;
+	const struct chain_op *cancelled_op = NULL;
+	char what[96];
+
+	for (int i = c->next; i < c->group_end; i++) {
+		struct chain_op *op = &c->ops[i];
+		int res = op->res;
+
+		if (res == -ECANCELED) {
+			cancelled = true;
+			if (!cancelled_op)
+				cancelled_op = op;
+			continue;
+		}
+		if (res < 0)
+			return chain_fail(pr, c, op, res, strerror(-res));
+		/*
+		 * Less than asked for cuts the link, also when it is all there
+		 * is: an O_DIRECT read of a source's unaligned tail
+		 */
+		if ((op->kind == CHAIN_OP_READ || op->kind == CHAIN_OP_WRITE) &&
+		    (uint32_t)res < op->io_len - op->done)
+			short_seen = true;
+		switch (op->kind) {
+		case CHAIN_OP_READ:
+			op->done += res;
+			if (op->done >= op->expect) {
+				op->complete = true;
+			} else if (res == 0) {
+				snprintf(what, sizeof(what), "unexpected end of file after %u of "
+					 "%u bytes (was the source truncated?)", op->done, op->expect);
+				return chain_fail(pr, c, op, -ENODATA, what);
+			} else {
+				short_seen = true;
+			}
+			break;
+		case CHAIN_OP_WRITE:
+			op->done += res;
+			if (op->done >= op->io_len) {
+				op->complete = true;
+			} else if (res == 0) {
+				return chain_fail(pr, c, op, -EIO, "the write made no progress");
+			} else {
+				short_seen = true;
+			}
+			break;
+		case CHAIN_OP_BPF:
+			if ((uint32_t)res != op->expect) {
+				snprintf(what, sizeof(what), "copied %d of %u bytes", res, op->expect);
+				return chain_fail(pr, c, op, -EIO, what);
+			}
+			op->complete = true;
+			atomic_fetch_add(&pr->env->status->bpf_ops, 1);
+			atomic_fetch_add(&pr->env->status->bpf_bytes, res);
+			pr->bpf_bytes += res;
+			break;
+		case CHAIN_OP_USER_COPY:
+			break;
+		}
+	}
+	/* the link was cut: fine after a short transfer, an error otherwise */
+	if (cancelled && !short_seen)
+		return chain_fail(pr, c, cancelled_op, -ECANCELED,
+				  "cancelled (the ring is going away?)");
+	return chain_submit(pr, c);
+}
+
+void chain_handle_cqe(struct pipeline_run *pr, uint64_t data, int res)
+{
+	int slot = (data >> 16) & 0xffff, idx = data & 0xffff, ret;
+	struct chain *c;
+
+	if (slot >= pr->nr_chains)
+		return;
+	c = &pr->chains[slot];
+	if (!c->busy || idx < c->next || idx >= c->group_end)
+		return;
+	c->ops[idx].res = res;
+	if (--c->inflight > 0)
+		return;
+	ret = chain_group_done(pr, c);
+	if (ret && c->busy) {
+		pipeline_fail(pr, ret, "chain for the block at %" PRIu64 " could not continue: %s",
+			      c->bp.logical_off, strerror(-ret));
+		chain_release(pr, c);
+	}
+}

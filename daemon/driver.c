@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The generic ring loop of the uring and bpf engines: keep queue_depth chains
+ * in flight within the checkpoint window, submit and wait in one
+ * io_uring_enter() per batch, hand each CQE to its chain, checkpoint, and
+ * notice stop requests (the daemon's eventfd, polled on the ring).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pipeline_int.h"
+
+static void wake_arm(struct pipeline_run *pr)
+{
+	struct io_uring_sqe *sqe;
+
+	if (pr->env->wake_fd < 0 || pr->wake_armed)
+		return;
+	sqe = ring_get_sqe(&pr->ring);
+	if (!sqe)
+		return;
+	io_uring_prep_poll_multishot(sqe, pr->env->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, TAG_WAKE << TAG_SHIFT);
+	pr->wake_armed = true;
+}
+
+static void handle_wake_cqe(struct pipeline_run *pr, const struct io_uring_cqe *cqe)
+{
+	uint64_t v;
+
+	if (cqe->res > 0 && read(pr->env->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_debug("pipeline %s: wake read: %s", pr->cfg.name, strerror(errno));
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		pr->wake_armed = false;
+}
+
+bool pipeline_stop_requested(const struct pipeline_run *pr)
+{
+	return pr->env->stop && atomic_load(pr->env->stop);
+}
+
+/*
+ * What a crash may cost is bounded (iou-offloadd(8): about queue_depth
+ * blocks plus checkpoint_interval): a block is only started when it ends
+ * within that window past the last flushed checkpoint. Without this, the
+ * writes run ahead of a slow fdatasync by far more than a queue depth.
+ */
+static bool within_ckpt_window(const struct pipeline_run *pr)
+{
+	uint64_t base = pr->synced > pr->durable ? pr->synced : pr->durable;
+	uint64_t window = pr->cfg.s.checkpoint_interval +
+			  (uint64_t)pr->nr_chains * pr->plan.p.block_size;
+
+	return plan_block_start(&pr->plan, pr->next_block) + pr->plan.p.block_size <=
+	       base + window;
+}
+
+static int fill_chains(struct pipeline_run *pr)
+{
+	int ret;
+
+	for (int i = 0; i < pr->nr_chains && pr->next_block < pr->plan.nr_blocks; i++) {
+		struct chain *c = &pr->chains[i];
+
+		if (c->busy)
+			continue;
+		if (!within_ckpt_window(pr))
+			break;
+		ret = chain_build(pr, c, pr->next_block);
+		if (ret)
+			return pipeline_fail(pr, ret, "cannot build the chain for block %" PRIu64
+					     ": %s", pr->next_block, strerror(-ret));
+		c->busy = true;
+		pr->inflight_chains++;
+		pr->next_block++;
+		ret = chain_submit(pr, c);
+		if (ret && c->busy) {
+			chain_release(pr, c);
+			return pipeline_fail(pr, ret, "cannot submit block %" PRIu64 ": %s",
+					     c->bp.index, strerror(-ret));
+		}
+	}
+	return 0;
+}
+
+int pipeline_drive_chains(struct pipeline_run *pr)
+{
+	struct pipeline_status *st = pr->env->status;
+	bool stopping = false;
+	int ret;
+
+	pr->last_ckpt_ns = clock_mono_ns();
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+
+		atomic_store(&st->heartbeat_ns, clock_mono_ns());
+		stopping = stopping || pipeline_stop_requested(pr);
+		if (!stopping && !pr->error)
+			fill_chains(pr);
+		ckpt_begin(pr, false);
+		wake_arm(pr);
+		if (!pr->inflight_chains && !pr->ckpt_fsyncs)
+			break;
+
+		ret = ring_submit_and_wait(&pr->ring, 1, WAIT_TIMEOUT_MS);
+		atomic_store(&st->enters, pr->ring.enters);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			/* the ring itself is broken: nothing in flight can be trusted */
+			return pipeline_fail(pr, ret, "io_uring_enter failed: %s", strerror(-ret));
+		}
+		io_uring_for_each_cqe(&pr->ring.uring, head, cqe) {
+			uint64_t data = io_uring_cqe_get_data64(cqe);
+
+			switch (data >> TAG_SHIFT) {
+			case TAG_CHAIN:
+				chain_handle_cqe(pr, data, cqe->res);
+				break;
+			case TAG_FSYNC:
+				ckpt_handle_fsync_cqe(pr, data, cqe->res);
+				break;
+			case TAG_WAKE:
+				handle_wake_cqe(pr, cqe);
+				break;
+			}
+			seen++;
+		}
+		io_uring_cq_advance(&pr->ring.uring, seen);
+	}
+	atomic_store(&st->enters, pr->ring.enters);
+	if (pr->fallout_count)
+		log_err("pipeline %s: %" PRIu64 " more request(s) failed after that, for blocks "
+			"at logical offsets %" PRIu64 " to %" PRIu64, pr->cfg.name,
+			pr->fallout_count, pr->fallout_lo, pr->fallout_hi);
+	if (pr->error)
+		return pr->error;
+	if (stopping && pr->next_block < pr->plan.nr_blocks)
+		return -EINTR;
+	/* never "finished" with blocks not even submitted */
+	if (pr->next_block < pr->plan.nr_blocks)
+		return pipeline_fail(pr, -EIO, "stalled at block %" PRIu64 " of %" PRIu64
+				     " with nothing in flight", pr->next_block, pr->plan.nr_blocks);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_PIPELINE_INT_H
+#define IOU_PIPELINE_INT_H
+
+/*
+ * Inside one pipeline: what pipeline.c (setup, finish, retry), chain.c (a
+ * block's requests and their judging), resume.c (the resume decision and
+ * checkpoints) and driver.c (the generic ring loop) share. Not for engines
+ * or the daemon: they use pipeline.h.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+
+/* user_data: what a CQE belongs to */
+#define TAG_SHIFT	56
+#define TAG_CHAIN	1ULL
+#define TAG_FSYNC	2ULL
+#define TAG_WAKE	3ULL
+
+#define WAIT_TIMEOUT_MS	1000	/* heartbeat for the watchdog while I/O is slow */
+#define CKPT_MAX_NS	(5ULL * 1000000000ULL)	/* also checkpoint at least this often */
+
+/* chain.c */
+int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block);
+int chain_submit(struct pipeline_run *pr, struct chain *c);
+void chain_release(struct pipeline_run *pr, struct chain *c);
+void chain_handle_cqe(struct pipeline_run *pr, uint64_t data, int res);
+
+/* resume.c: 1 nothing to do, 0 pp->start is where to begin */
+int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp);
+int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
+/* logical offset below which every block has completed */
+uint64_t ckpt_watermark_now(const struct pipeline_run *pr);
+/* flush the destinations for a checkpoint when one is due (@force: now) */
+void ckpt_begin(struct pipeline_run *pr, bool force);
+void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res);
+int ckpt_sync_dests(struct pipeline_run *pr, bool full);
+/* stopped or failed: record what is durable, never more */
+void ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
+
+/* driver.c: keep the chains in flight until the plan is done, a stop or an error */
+int pipeline_drive_chains(struct pipeline_run *pr);
+
+#endif

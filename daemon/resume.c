@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where a pipeline resumes, and what it records as durable: the checkpoint
+ * policy. A checkpoint names the end of the longest run of blocks from the
+ * start that are all written and flushed; never a failed block or anything
+ * past it, and after a failed flush never more than the last good one.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "pipeline_int.h"
+
+static void idents(const struct file_slot *f, int n, struct file_ident *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = f[i].ident;
+}
+
+/* bytes destination @d must already hold for a resume at logical @at */
+static uint64_t dest_bytes_at(const struct plan_params *p, int d, uint64_t at)
+{
+	if (p->transform == TRANSFORM_STRIPE)
+		return plan_stripe_share(at, p->nr_dests, p->stripe_unit, d);
+	return at;
+}
+
+/* 1: nothing to do, 0: pr->plan.p.start is where to begin */
+int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
+{
+	struct file_ident src[CONFIG_MAX_FILES], dst[CONFIG_MAX_FILES];
+	struct checkpoint ck;
+	enum resume_action act;
+	char why[256];
+	int ret;
+
+	idents(pr->src, pr->nr_src, src);
+	idents(pr->dst, pr->nr_dst, dst);
+	ret = checkpoint_load(pr->env->state_dir, pr->cfg.name, &ck);
+	if (ret == -EINVAL)
+		log_warning("pipeline %s: checkpoint in %s is unreadable; ignoring it",
+			    pr->cfg.name, pr->env->state_dir);
+	act = checkpoint_decide(ret ? NULL : &ck, pipeline_config_fingerprint(&pr->cfg),
+				src, pr->nr_src, dst, pr->nr_dst, pr->cfg.s.repeat,
+				why, sizeof(why));
+	if (act == RESUME_CONTINUE && ck.total != pp->length) {
+		snprintf(why, sizeof(why), "checkpoint was for %" PRIu64 " bytes, now %" PRIu64
+			 ": starting at 0", ck.total, pp->length);
+		act = RESUME_FRESH;
+	}
+	if (act == RESUME_CONTINUE) {
+		uint64_t at = ck.done - ck.done % pp->io_align;
+
+		/* a destination cut short behind our back would leave a hole */
+		for (int d = 0; d < pr->nr_dst && act == RESUME_CONTINUE; d++) {
+			if (!pr->dst[d].is_bdev &&
+			    pr->dst[d].size < pr->cfg.dest_offset + dest_bytes_at(pp, d, at)) {
+				snprintf(why, sizeof(why), "destination %s is shorter than the "
+					 "checkpoint says: starting at 0", pr->dst[d].path);
+				act = RESUME_FRESH;
+			}
+		}
+		if (act == RESUME_CONTINUE) {
+			pp->start = at;
+			pr->resumed = true;
+		}
+	}
+	if (act == RESUME_SKIP) {
+		log_notice("pipeline %s: %s", pr->cfg.name, why);
+		return 1;
+	}
+	if (act == RESUME_FRESH)
+		pp->start = 0;
+	log_notice("pipeline %s: %s", pr->cfg.name, why);
+	return 0;
+}
+
+static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	struct checkpoint *c = &pr->ckpt;
+
+	c->fingerprint = pipeline_config_fingerprint(&pr->cfg);
+	c->state = state;
+	c->done = done;
+	c->total = pr->plan.p.length;
+	c->nr_sources = pr->nr_src;
+	c->nr_dests = pr->nr_dst;
+	idents(pr->src, pr->nr_src, c->src);
+	for (int i = 0; i < pr->nr_dst; i++) {
+		c->dst[i] = pr->dst[i].ident;
+		if (state != CKPT_FINISHED)
+			c->dst[i].size = c->dst[i].mtime_ns = 0;
+	}
+	c->updated = time(NULL);
+}
+
+int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	int ret;
+
+	ckpt_fill(pr, state, done);
+	ret = checkpoint_save(pr->env->state_dir, pr->cfg.name, &pr->ckpt);
+	if (ret) {
+		/* progress is safe on disk, just not recorded: loud, not fatal */
+		log_warning("pipeline %s: cannot write checkpoint in %s: %s",
+			    pr->cfg.name, pr->env->state_dir, strerror(-ret));
+		atomic_fetch_add(&pr->env->status->errors, 1);
+		return ret;
+	}
+	pr->durable = done;
+	pr->last_ckpt_ns = clock_mono_ns();
+	atomic_store(&pr->env->status->bytes_durable, done);
+	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
+		  pr->cfg.name, done, pr->plan.p.length);
+	return 0;
+}
+
+int pipeline_checkpoint(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	return ckpt_write(pr, state, done);
+}
+
+uint64_t ckpt_watermark_now(const struct pipeline_run *pr)
+{
+	uint64_t m;
+
+	m = pr->next_block < pr->plan.nr_blocks ?
+		plan_block_start(&pr->plan, pr->next_block) : pr->plan.p.length;
+	for (int i = 0; i < pr->nr_chains; i++)
+		if (pr->chains[i].busy && pr->chains[i].bp.logical_off < m)
+			m = pr->chains[i].bp.logical_off;
+	return m < pr->failed_off ? m : pr->failed_off;
+}
+
+void ckpt_begin(struct pipeline_run *pr, bool force)
+{
+	uint64_t w = ckpt_watermark_now(pr), interval = pr->cfg.s.checkpoint_interval;
+
+	if (pr->ckpt_fsyncs || pr->error || w <= pr->durable)
+		return;
+	if (!force && w - pr->durable < interval && clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
+		return;
+	/* everything below w has completed; flush it, then record w */
+	for (int d = 0; d < pr->nr_dst; d++) {
+		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
+
+		if (!sqe)
+			break;
+		io_uring_prep_fsync(sqe, pr->nr_src + d, IORING_FSYNC_DATASYNC);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, (TAG_FSYNC << TAG_SHIFT) | d);
+		pr->ckpt_fsyncs++;
+	}
+	pr->ckpt_watermark = w;
+}
+
+void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
+{
+	int d = data & 0xffff;
+
+	if (res < 0) {
+		pr->sync_failed = true;
+		pipeline_fail(pr, res, "fdatasync of destination %s failed: %s; the checkpoint "
+			      "stays at %" PRIu64, d < pr->nr_dst ? pr->dst[d].path : "?",
+			      strerror(-res), pr->durable);
+	}
+	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
+		pr->synced = pr->ckpt_watermark;
+		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
+	}
+}
+
+int ckpt_sync_dests(struct pipeline_run *pr, bool full)
+{
+	int ret = 0;
+
+	for (int d = 0; d < pr->nr_dst; d++) {
+		if ((full ? fsync(pr->dst[d].fd) : fdatasync(pr->dst[d].fd)) < 0 && !ret) {
+			ret = -errno;
+			pr->sync_failed = true;
+			pipeline_fail(pr, ret, "%s of destination %s failed: %s",
+				      full ? "fsync" : "fdatasync", pr->dst[d].path,
+				      strerror(-ret));
+		}
+	}
+	return ret;
+}
+
+/*
+ * Stopped or failed: record what is durable, never more. Once an fsync has
+ * failed, a later one proves nothing: the kernel reports a writeback error
+ * to each open file once, and the pages it lost are clean by then. So after
+ * a failed fsync the checkpoint stays where the last good one put it.
+ */
+void ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state)
+{
+	uint64_t w = ckpt_watermark_now(pr);
+
+	if (!pr->sync_failed && ckpt_sync_dests(pr, false) == 0 && w > pr->durable)
+		ckpt_write(pr, state, w);
+	else
+		ckpt_write(pr, state, pr->durable);
+}
