@@ -5,3 +5,6 @@ DAEMON_LIB_SRCS := log.c claims.c config.c config_values.c config_check.c \
 		   engine_uring.c engine_bpf.c engine_loop.c loop_plan.c pipeline.c \
 		   pipeline_status.c resume.c chain.c driver.c \
 		   notify.c status.c daemon.c
+# what the config parser needs on its own (the fuzzer links just these)
+DAEMON_CONFIG_SRCS := log.c claims.c config.c config_values.c config_check.c \
+		      pipeline_config.c plan.c
