@@ -210,6 +210,9 @@ static bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int ti
 	return false;
 }
 
+/* one pipeline copying @D/src to @D/out, the slow runs' subject */
+#define BIG_COPY "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n"
+
 /* ---- tests ---- */
 
 static void help_explains_usage_and_exits_0(void **state)
@@ -395,7 +398,7 @@ static void sigterm_mid_copy_checkpoints_and_restart_finishes(void **state)
 	make_src(f, "src", 256 << 20, 4);
 	/* small blocks and one chain: slow enough to stop half way */
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	assert_true(wait_progress(f, "big", 4 << 20, 60));
 	kill(pid, SIGTERM);
@@ -432,7 +435,7 @@ static void once_stopped_part_way_exits_3(struct fx *f, int sig)
 
 	make_src(f, "src", 256 << 20, 4);
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	assert_true(wait_progress(f, "big", 4 << 20, 60));
 	kill(pid, sig);
@@ -515,7 +518,7 @@ static void reload_adding_a_writer_of_a_running_destination_is_rejected(void **s
 	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
 	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
 	const char *slow = "block_size = 4K\nqueue_depth = 1\n";
-	const char *big = "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n";
+	const char *big = BIG_COPY;
 	char both[512];
 	struct status_entry e;
 	pid_t pid;
@@ -555,8 +558,7 @@ static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
 	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
 	char *conf2 = tu_path(f->dir, "second.conf");
 	char *second[] = { IOU_BIN, "-c", conf2, "--once", NULL };
-	const char *big = "[pipeline big]\ntransform = copy\nsource = @D/src\n"
-			  "destination = @D/out\n";
+	const char *big = BIG_COPY;
 	struct status_entry e;
 	char buf[2048];
 	pid_t pid;
@@ -704,14 +706,14 @@ static void resumed_run_counts_its_rate_from_the_resume_point(void **state)
 
 	make_src(f, "src", 256 << 20, 51);
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 256K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	assert_true(wait_progress(f, "big", 32 << 20, 60));
 	kill(pid, SIGTERM);
 	assert_int_equal(wait_exit(pid, 60), 0);
 	/* slower now: every 4K block flushed, so the rate is small and the resume large */
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	for (int i = 0; i < 500 && !seen; i++) {
 		usleep(20000);
@@ -753,7 +755,7 @@ static void status_after_kill_9_says_the_pipeline_was_interrupted(void **state)
 
 	make_src(f, "src", 64 << 20, 52);
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	assert_true(wait_state(f, "big", "running", 60));
 	kill(pid, SIGKILL);
@@ -777,7 +779,7 @@ static void once_off_a_terminal_logs_progress_with_an_eta(void **state)
 	make_src(f, "src", 64 << 20, 53);
 	write_conf(f, "progress_interval = 1\nblock_size = 4K\nqueue_depth = 1\n"
 		   "checkpoint_interval = 4K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = spawn(f, argv);
 	for (int i = 0; i < 1000 && !seen; i++) {
 		char *err = slurp(f->err);
@@ -805,7 +807,7 @@ static void once_on_a_terminal_redraws_one_progress_line(void **state)
 
 	make_src(f, "src", 64 << 20, 54);
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n",
-		   "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+		   BIG_COPY);
 	pid = forkpty(&master, NULL, NULL, NULL);
 	assert_true(pid >= 0);
 	if (pid == 0) {
