@@ -120,7 +120,8 @@ int chain_submit(struct pipeline_run *pr, struct chain *c)
 		}
 		if (c->ops[c->next].kind != CHAIN_OP_USER_COPY)
 			break;
-		ret = pr->engine->user_copy(pr, c);
+		/* only engines that queue a userspace step have the hook */
+		ret = pr->engine->user_copy ? pr->engine->user_copy(pr, c) : -EINVAL;
 		if (ret)
 			return ret;
 		c->ops[c->next].complete = true;

@@ -18,6 +18,11 @@
 struct pipeline_run;
 struct chain;
 
+/*
+ * What an engine is. Only name, kind and build_shuffle are required; a NULL
+ * hook means "nothing to do" (0 SQEs, no metadata, no attach or detach, no
+ * userspace step, the generic driver, the default ring size).
+ */
 struct engine_ops {
 	const char *name;
 	enum engine_kind kind;

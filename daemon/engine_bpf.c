@@ -303,13 +303,6 @@ static int bpf_build_chain_shuffle(struct pipeline_run *pr, struct chain *c)
 	return 0;
 }
 
-static int bpf_user_copy(struct pipeline_run *pr, struct chain *c)
-{
-	(void)pr;
-	(void)c;
-	return -EINVAL;	/* never queued: the kernel does the shuffle */
-}
-
 const struct engine_ops engine_bpf_ops = {
 	.name = "bpf",
 	.kind = ENGINE_BPF,
@@ -320,6 +313,4 @@ const struct engine_ops engine_bpf_ops = {
 	.attach = bpf_attach,
 	.detach = bpf_detach,
 	.build_shuffle = bpf_build_chain_shuffle,
-	.user_copy = bpf_user_copy,
-	.drive = NULL,
 };

@@ -546,13 +546,6 @@ static int loop_build_shuffle(struct pipeline_run *pr, struct chain *c)
 	return -EINVAL;
 }
 
-static int loop_user_copy(struct pipeline_run *pr, struct chain *c)
-{
-	(void)pr;
-	(void)c;
-	return -EINVAL;
-}
-
 const struct engine_ops engine_loop_ops = {
 	.name = "loop",
 	.kind = ENGINE_LOOP,
@@ -564,7 +557,6 @@ const struct engine_ops engine_loop_ops = {
 	.attach = loop_attach,
 	.detach = loop_detach,
 	.build_shuffle = loop_build_shuffle,
-	.user_copy = loop_user_copy,
 	.drive = loop_drive,
 	.ring_size = loop_ring_size,
 };

@@ -11,29 +11,6 @@
 #include "engine.h"
 #include "pipeline.h"
 
-static int uring_max_shuffle_sqes(const struct pipeline_run *pr)
-{
-	(void)pr;
-	return 0;
-}
-
-static size_t uring_meta_size(const struct pipeline_run *pr)
-{
-	(void)pr;
-	return 0;
-}
-
-static int uring_attach(struct pipeline_run *pr)
-{
-	(void)pr;
-	return 0;
-}
-
-static void uring_detach(struct pipeline_run *pr)
-{
-	(void)pr;
-}
-
 static int uring_build_shuffle(struct pipeline_run *pr, struct chain *c)
 {
 	struct chain_op *op;
@@ -65,13 +42,7 @@ static int uring_user_copy(struct pipeline_run *pr, struct chain *c)
 const struct engine_ops engine_uring_ops = {
 	.name = "uring",
 	.kind = ENGINE_URING,
-	.setup_flags = 0,
 	.elide_identity_shuffle = true,
-	.max_shuffle_sqes = uring_max_shuffle_sqes,
-	.meta_size = uring_meta_size,
-	.attach = uring_attach,
-	.detach = uring_detach,
 	.build_shuffle = uring_build_shuffle,
 	.user_copy = uring_user_copy,
-	.drive = NULL,
 };

@@ -93,13 +93,15 @@ static int setup_chains(struct pipeline_run *pr)
 {
 	const struct plan *pl = &pr->plan;
 	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
-	size_t meta = pr->engine->meta_size(pr), sizes[3 * 1024];
+	size_t meta = pr->engine->meta_size ? pr->engine->meta_size(pr) : 0, sizes[3 * 1024];
 	int per_area = meta ? 3 : 2, ops, ret;
 	uint64_t n;
 
 	n = pl->nr_blocks < pr->cfg.s.queue_depth ? pl->nr_blocks : pr->cfg.s.queue_depth;
 	pr->nr_chains = n ? n : 1;
-	ops = pl->max_reads + pr->engine->max_shuffle_sqes(pr) + 1 + pl->max_writes;
+	ops = pl->max_reads + 1 + pl->max_writes;
+	if (pr->engine->max_shuffle_sqes)
+		ops += pr->engine->max_shuffle_sqes(pr);
 
 	for (int i = 0; i < pr->nr_chains; i++) {
 		sizes[per_area * i] = pl->r_size;
@@ -184,7 +186,7 @@ static int setup_ring(struct pipeline_run *pr)
 
 static void teardown_ring(struct pipeline_run *pr)
 {
-	if (pr->engine && pr->engine_priv)
+	if (pr->engine && pr->engine_priv && pr->engine->detach)
 		pr->engine->detach(pr);
 	ring_exit(&pr->ring);
 	if (pr->chains) {
@@ -249,7 +251,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 
 	if (pr->plan.nr_blocks) {
 		ret = setup_ring(pr);
-		if (!ret)
+		if (!ret && pr->engine->attach)
 			ret = pr->engine->attach(pr);
 		if (ret && pc->s.engine == ENGINE_AUTO && pr->engine != &engine_uring_ops) {
 			/* auto never fails for want of the bpf engine: say so and fall back */
@@ -264,7 +266,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 			pr->engine = &engine_uring_ops;
 			pipeline_status_set_engine(st, pr->engine->name);
 			ret = setup_ring(pr);
-			if (!ret)
+			if (!ret && pr->engine->attach)
 				ret = pr->engine->attach(pr);
 		}
 		if (ret) {
