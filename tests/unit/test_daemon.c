@@ -950,6 +950,45 @@ static void check_config_open_accepts_a_startable_config(void **state)
 	assert_false(exists(f, "d"));
 }
 
+/* fixed buffers over RLIMIT_MEMLOCK: the message names both ways to raise it */
+static void memlock_too_small_names_ulimit_and_limitmemlock(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	char buf[1024];
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip();		/* root has CAP_IPC_LOCK: the child becomes nobody */
+	make_src(f, "src", 8 << 20, 56);
+	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/st\nruntime_dir = %s/rt\n"
+		 "engine = uring\nblock_size = 1M\nqueue_depth = 32\n[pipeline a]\n"
+		 "transform = copy\nsource = %s/src\ndestination = %s/out\n", f->dir, f->dir,
+		 f->dir, f->dir);
+	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	chmod(f->conf, 0644);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	assert_int_equal(wait_exit(pid, 60), 1);
+	assert_true(file_has(f->err, "RLIMIT_MEMLOCK is 64 KiB"));
+	assert_true(file_has(f->err, "`ulimit -l`"));
+	assert_true(file_has(f->err, "LimitMEMLOCK="));
+	assert_false(exists(f, "out"));
+}
+
 static void kill_9_mid_copy_then_restart_finishes_identical(void **state)
 {
 	struct fx *f = *state;
@@ -1203,6 +1242,8 @@ int main(void)
 			check_config_open_reports_every_finding_at_its_line_and_changes_nothing,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(check_config_open_accepts_a_startable_config,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(memlock_too_small_names_ulimit_and_limitmemlock,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
 						setup, teardown),
