@@ -62,7 +62,7 @@ if [ "$what" = all ]; then
 	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
 	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
 	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((TIMEOUT - 120))"
-	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS MEMCPY_MB; do
+	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS MEMCPY_MB MOVSB; do
 		v=$(eval echo "\${BENCH_$k:-}")
 		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
