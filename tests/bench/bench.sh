@@ -40,7 +40,7 @@
 # 0.039 s). A mover whose copies fall in that range (the uring engine's
 # stripe shuffle, cp, dd's buffers) was then timed on the emulator's rep
 # movsb, not on its own design: that was the stripe at 1M falling to
-# 36 MiB/s with 26 s of user CPU per GiB, the rate of rep movsb here. Real
+# 36 MiB/s with 26 s of user CPU per GiB: the rate of rep movsb here. Real
 # CPUs with ERMS run it at full speed. The memcpy row keeps glibc's choice,
 # so the artefact stays visible next to memcpy-vec.
 set -u
