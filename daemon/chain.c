@@ -155,6 +155,19 @@ static int chain_fail(struct pipeline_run *pr, struct chain *c, const struct cha
 {
 	if (c->bp.logical_off < pr->failed_off)
 		pr->failed_off = c->bp.logical_off;
+	if (pr->error && c->bp.logical_off < pr->reported_off &&
+	    pr->reported_off != UINT64_MAX) {
+		/*
+		 * The blocks in flight complete in any order (io-wq, several
+		 * CPUs): the error shown names the lowest failing block, where
+		 * the failure starts; the one reported before joins the fallout
+		 */
+		if (!pr->fallout_count++ || pr->reported_off < pr->fallout_lo)
+			pr->fallout_lo = pr->reported_off;
+		if (pr->reported_off > pr->fallout_hi)
+			pr->fallout_hi = pr->reported_off;
+		pr->error = 0;
+	}
 	if (pr->error) {
 		/* fallout of the first error (a full disk fails every request in
 		 * flight): one summary line at the end, not one line each */
@@ -166,15 +179,19 @@ static int chain_fail(struct pipeline_run *pr, struct chain *c, const struct cha
 		chain_release(pr, c);
 		return err;
 	}
+	/* logged once the blocks in flight are in (driver.c), when it is final */
+	pr->reported_off = c->bp.logical_off;
+	pr->error = err;
 	if (op->kind == CHAIN_OP_BPF)
-		pipeline_fail(pr, err, "IORING_OP_BPF (op id %u, %u pairs) for the block at "
-			      "logical offset %" PRIu64 " failed: %s", op->op_id, op->nr_pairs,
-			      c->bp.logical_off, what);
+		snprintf(pr->msg, sizeof(pr->msg), "IORING_OP_BPF (op id %u, %u pairs) for the "
+			 "block at logical offset %" PRIu64 " failed: %s", op->op_id, op->nr_pairs,
+			 c->bp.logical_off, what);
 	else
-		pipeline_fail(pr, err, "%s %s at offset %" PRIu64 " (%u bytes) failed: %s",
-			      op->kind == CHAIN_OP_READ ? "read from" : "write to",
-			      op_path(pr, op), op->file_off + op->done, op->io_len - op->done,
-			      what);
+		snprintf(pr->msg, sizeof(pr->msg), "%s %s at offset %" PRIu64 " (%u bytes) "
+			 "failed: %s", op->kind == CHAIN_OP_READ ? "read from" : "write to",
+			 op_path(pr, op), op->file_off + op->done, op->io_len - op->done, what);
+	pipeline_status_set_error(pr->env->status, pr->msg);
+	atomic_fetch_add(&pr->env->status->errors, 1);
 	chain_release(pr, c);
 	return err;
 }

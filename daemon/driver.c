@@ -134,8 +134,10 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		io_uring_cq_advance(&pr->ring.uring, seen);
 	}
 	atomic_store(&st->enters, pr->ring.enters);
+	if (pr->reported_off != UINT64_MAX)
+		log_err("pipeline %s: %s", pr->cfg.name, pr->msg);
 	if (pr->fallout_count)
-		log_err("pipeline %s: %" PRIu64 " more request(s) failed after that, for blocks "
+		log_err("pipeline %s: %" PRIu64 " more request(s) failed beside that, for blocks "
 			"at logical offsets %" PRIu64 " to %" PRIu64, pr->cfg.name,
 			pr->fallout_count, pr->fallout_lo, pr->fallout_hi);
 	if (pr->error)

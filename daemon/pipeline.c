@@ -209,7 +209,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 
 	memset(pr, 0, sizeof(*pr));
 	pr->env = env;
-	pr->failed_off = UINT64_MAX;
+	pr->failed_off = pr->reported_off = UINT64_MAX;
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
 		pr->src[i].fd = pr->dst[i].fd = -1;
 	ret = pipeline_config_dup(pc, &pr->cfg);
@@ -291,7 +291,7 @@ int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *p
 
 	memset(pr, 0, sizeof(*pr));
 	pr->env = env;
-	pr->failed_off = UINT64_MAX;
+	pr->failed_off = pr->reported_off = UINT64_MAX;
 	pr->check_only = true;
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
 		pr->src[i].fd = pr->dst[i].fd = -1;

@@ -152,6 +152,7 @@ struct pipeline_run {
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */
 	bool check_only;		/* --check-config --open: open and check, change nothing */
+	uint64_t reported_off;		/* logical offset of the block the error names */
 	/* request failures after the first: logged as one line per range */
 	uint64_t fallout_count, fallout_lo, fallout_hi;
 	uint64_t wake_buf;

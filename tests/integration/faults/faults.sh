@@ -161,11 +161,6 @@ mkfs.ext4 -q -F "$F/small.img" >/dev/null 2>&1
 mkdir -p "$F/small"
 loop=$(newloop "$F/small.img")
 mount "$loop" "$F/small"
-avail=$(( $(df -B1 --output=avail "$F/small" | tail -1) ))
-filler=$((avail - 8 * MiB))
-head -c $filler /dev/zero > "$F/small/filler"
-sync
-note "$name: $(df -h "$F/small" | tail -1)"
 head -c $((16 * MiB)) "$F/src" > "$F/src16"
 sysconf "[pipeline $name]
 	transform = copy
@@ -174,6 +169,13 @@ sysconf "[pipeline $name]
 	source = $F/src16
 	destination = $F/small/out"
 start_unit
+# The start checks the free space (statvfs) and would refuse a copy that
+# cannot fit; so the disk fills up under the running copy, as it does when
+# something else writes to it: once 256 KiB is in, a filler takes the rest
+wait_bytes "$name" $((256 << 10)) 120
+head -c $((64 * MiB)) /dev/zero > "$F/small/filler" 2>/dev/null || true
+sync
+note "$name: $(df -h "$F/small" | tail -1)"
 if wait_state "$name" failed 300; then
 	faults=$((faults + 1))
 	ok "$name: the pipeline stops with state failed"
