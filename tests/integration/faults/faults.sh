@@ -165,16 +165,23 @@ head -c $((16 * MiB)) "$F/src" > "$F/src16"
 sysconf "[pipeline $name]
 	transform = copy
 	$slow
+	direct = yes
 	retries = 0
 	source = $F/src16
 	destination = $F/small/out"
 start_unit
 # The start checks the free space (statvfs) and would refuse a copy that
 # cannot fit; so the disk fills up under the running copy, as it does when
-# something else writes to it: once 256 KiB is in, a filler takes the rest
-wait_bytes "$name" $((256 << 10)) 120
+# something else writes to it. The daemon is paused (SIGSTOP) from the
+# moment the destination holds data until a filler has taken the rest.
+for _ in $(seq 3000); do
+	[ "$(stat -c %s "$F/small/out" 2>/dev/null || echo 0)" -gt 0 ] && break
+	sleep 0.01
+done
+systemctl kill -s SIGSTOP iou-offloadd
 head -c $((64 * MiB)) /dev/zero > "$F/small/filler" 2>/dev/null || true
 sync
+systemctl kill -s SIGCONT iou-offloadd
 note "$name: $(df -h "$F/small" | tail -1)"
 if wait_state "$name" failed 300; then
 	faults=$((faults + 1))
