@@ -89,6 +89,17 @@ static int fill_chains(struct pipeline_run *pr)
 	return 0;
 }
 
+/* the block failures chain.c recorded: the lowest in full, the rest as one line */
+static void log_chain_failures(const struct pipeline_run *pr)
+{
+	if (pr->reported_off != UINT64_MAX)
+		log_err("pipeline %s: %s", pr->cfg.name, pr->msg);
+	if (pr->fallout_count)
+		log_err("pipeline %s: %" PRIu64 " more request(s) failed beside that, for blocks "
+			"at logical offsets %" PRIu64 " to %" PRIu64, pr->cfg.name,
+			pr->fallout_count, pr->fallout_lo, pr->fallout_hi);
+}
+
 int pipeline_drive_chains(struct pipeline_run *pr)
 {
 	struct pipeline_status *st = pr->env->status;
@@ -113,6 +124,7 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		atomic_store(&st->enters, pr->ring.enters);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			/* the ring itself is broken: nothing in flight can be trusted */
+			log_chain_failures(pr);
 			return pipeline_fail(pr, ret, "io_uring_enter failed: %s", strerror(-ret));
 		}
 		io_uring_for_each_cqe(&pr->ring.uring, head, cqe) {
@@ -134,12 +146,7 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		io_uring_cq_advance(&pr->ring.uring, seen);
 	}
 	atomic_store(&st->enters, pr->ring.enters);
-	if (pr->reported_off != UINT64_MAX)
-		log_err("pipeline %s: %s", pr->cfg.name, pr->msg);
-	if (pr->fallout_count)
-		log_err("pipeline %s: %" PRIu64 " more request(s) failed beside that, for blocks "
-			"at logical offsets %" PRIu64 " to %" PRIu64, pr->cfg.name,
-			pr->fallout_count, pr->fallout_lo, pr->fallout_hi);
+	log_chain_failures(pr);
 	if (pr->error)
 		return pr->error;
 	if (stopping && pr->next_block < pr->plan.nr_blocks)

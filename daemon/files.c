@@ -20,6 +20,7 @@
 #include "claims.h"
 #include "files.h"
 #include "log.h"
+#include "status.h"
 
 static int64_t mtime_ns(const struct stat *st)
 {
@@ -387,16 +388,6 @@ static uint64_t allocated_bytes(const struct file_slot *f)
 	return (uint64_t)st.st_blocks * 512;
 }
 
-static void human(char *buf, size_t len, uint64_t b)
-{
-	if (b >= 1ULL << 30)
-		snprintf(buf, len, "%.1f GiB", b / (double)(1ULL << 30));
-	else if (b >= 1ULL << 20)
-		snprintf(buf, len, "%.1f MiB", b / (double)(1 << 20));
-	else
-		snprintf(buf, len, "%" PRIu64 " bytes", b);
-}
-
 int files_check_space(struct pipeline_run *pr)
 {
 	uint64_t need[CONFIG_MAX_FILES] = { 0 }, dev[CONFIG_MAX_FILES], avail[CONFIG_MAX_FILES];
@@ -436,8 +427,8 @@ int files_check_space(struct pipeline_run *pr)
 
 		if (need[i] <= avail[i])
 			continue;
-		human(n, sizeof(n), need[i]);
-		human(a, sizeof(a), avail[i]);
+		human_bytes(need[i], n, sizeof(n));
+		human_bytes(avail[i], a, sizeof(a));
 		return pipeline_fail(pr, -ENOSPC, "not enough space for destination %s%s: the "
 				     "copy needs %s more, its file system has %s free",
 				     pr->dst[first[i]].path,

@@ -182,7 +182,7 @@ int status_read(const char *path, struct status_report *r)
 	return 0;
 }
 
-static void human_bytes(uint64_t v, char *buf, size_t len)
+void human_bytes(uint64_t v, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double d = v;

@@ -42,6 +42,8 @@ struct status_report {
 int status_write(const char *path, const struct status_report *r);
 int status_read(const char *path, struct status_report *r);
 void status_report_free(struct status_report *r);
+/* "8.0 MiB": for messages and the status table */
+void human_bytes(uint64_t v, char *buf, size_t len);
 /* the table `iou-offloadd status` prints */
 void status_print(FILE *out, const struct status_report *r, uint64_t now);
 
