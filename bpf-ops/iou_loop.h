@@ -32,6 +32,8 @@
 #ifndef IOU_LOOP_H
 #define IOU_LOOP_H
 
+#include "iou_chain.h"
+
 #define IOU_LOOP_MAGIC		0x316c6f6f6c756f69ULL	/* "ioulool1" */
 
 #define LOOP_MAX_SLOTS		1024	/* chains (queue_depth), power of two */
@@ -48,15 +50,7 @@
 /* SQEs kept free for the timer, the kick poll, fsyncs and the notify write */
 #define LOOP_SQ_RESERVE		(LOOP_MAX_DESTS + 4)
 
-/* user_data: tag << 56 | slot << 16 | request index */
-#define LOOP_TAG_SHIFT		56
-enum iou_loop_tag {
-	LOOP_TAG_CHAIN = 1,	/* a block's request */
-	LOOP_TAG_TIMER = 2,	/* the 1 s multishot timeout: the loop turns */
-	LOOP_TAG_KICK = 3,	/* multishot poll on kick_fd: new templates */
-	LOOP_TAG_FSYNC = 4,	/* a checkpoint's fdatasync of one destination */
-	LOOP_TAG_NOTIFY = 5,	/* the write to mon_fd that wakes the monitor */
-};
+/* user_data and the request kinds: iou_chain.h */
 
 enum iou_loop_state {
 	LOOP_RUNNING = 0,
@@ -71,9 +65,9 @@ enum iou_loop_cmd {
 };
 
 enum iou_loop_op_kind {
-	LOOP_OP_READ = 1,	/* IORING_OP_READ_FIXED */
-	LOOP_OP_BPF = 2,	/* IORING_OP_BPF (the uring_bpf_ops program) */
-	LOOP_OP_WRITE = 3,	/* IORING_OP_WRITE_FIXED */
+	LOOP_OP_READ = IOU_CHAIN_READ,
+	LOOP_OP_BPF = IOU_CHAIN_BPF,
+	LOOP_OP_WRITE = IOU_CHAIN_WRITE,
 	LOOP_OP_FSYNC = 4,	/* only in err_kind */
 	LOOP_OP_SUBMIT = 5,	/* only in err_kind: bpf_io_uring_submit_sqes() */
 	LOOP_OP_PLAN = 6,	/* only in err_kind: a template that is not there */

@@ -56,22 +56,10 @@
 #define LOOP_POLLIN		0x0001
 #define LOOP_CQE_F_MORE		(1U << 1)
 
-#define LOOP_EIO		5
-#define LOOP_EAGAIN		11
-#define LOOP_EINVAL		22
-#define LOOP_ENODATA		61
-#define LOOP_EPROTO		71
-#define LOOP_ECANCELED		125
-
 #define LOOP_SLOT_MASK		(LOOP_MAX_SLOTS - 1)
 #define LOOP_OP_MASK		(LOOP_MAX_OPS - 1)
 #define LOOP_TMPL_MASK		(LOOP_TMPL_MAX - 1)
 #define LOOP_SQ_MASK		(LOOP_SQ_ENTRIES - 1)
-
-LOOP_INLINE __u64 loop_ud(__u64 tag, __u32 slot, __u32 op)
-{
-	return (tag << LOOP_TAG_SHIFT) | ((__u64)(slot & 0xffff) << 16) | (op & 0xff);
-}
 
 /* the next SQE of this step, zeroed; NULL when the SQ is full */
 LOOP_INLINE struct io_uring_sqe *loop_sqe(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
@@ -155,7 +143,7 @@ LOOP_FN int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 
 	sqe = loop_sqe(ctl, sq);
 	if (!sqe)
 		return -1;
-	sqe->user_data = loop_ud(LOOP_TAG_CHAIN, s, o);
+	sqe->user_data = iou_ud(IOU_TAG_CHAIN, s, o);
 	sqe->flags = link ? LOOP_SQE_IO_LINK : 0;
 	if (kind == LOOP_OP_BPF) {
 		sqe->opcode = LOOP_OPC_BPF;
@@ -209,13 +197,13 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 {
 	__s32 res = (__s32)(__u32)res_flags;
 	__u32 flags = res_flags >> 32;
-	__u32 tag = ud >> LOOP_TAG_SHIFT;
+	__u32 tag = iou_ud_tag(ud);
 
 	if (!ctl)
 		return 0;
 	ctl->cqes++;
-	if (tag == LOOP_TAG_CHAIN) {
-		__u32 s = (ud >> 16) & LOOP_SLOT_MASK, o = ud & LOOP_OP_MASK;
+	if (tag == IOU_TAG_CHAIN) {
+		__u32 s = iou_ud_slot(ud) & LOOP_SLOT_MASK, o = iou_ud_op(ud) & LOOP_OP_MASK;
 		struct iou_loop_slot *sl = &ctl->slots[s];
 		__u32 left = LOOP_READ(sl->inflight);
 
@@ -234,19 +222,19 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 		}
 		return 0;
 	}
-	if (tag == LOOP_TAG_TIMER) {
+	if (tag == IOU_TAG_TIMER) {
 		ctl->ticks++;
 		if (!(flags & LOOP_CQE_F_MORE))
 			LOOP_WRITE(ctl->timer_armed, 0);
 		return 0;
 	}
-	if (tag == LOOP_TAG_KICK) {
+	if (tag == IOU_TAG_KICK) {
 		ctl->kicks++;
 		if (!(flags & LOOP_CQE_F_MORE))
 			LOOP_WRITE(ctl->kick_armed, 0);
 		return 0;
 	}
-	if (tag == LOOP_TAG_FSYNC) {
+	if (tag == IOU_TAG_FSYNC) {
 		__u32 left = LOOP_READ(ctl->fsyncs);
 
 		if (!left) {
@@ -255,7 +243,7 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 		}
 		if (res < 0)
 			loop_fail(ctl, LOOP_OP_FSYNC, res, LOOP_READ(ctl->fsync_at), 0,
-				  ud & 0xff, 0, 0, 0);
+				  iou_ud_op(ud), 0, 0, 0);
 		LOOP_WRITE(ctl->fsyncs, left - 1);
 		if (left == 1 && LOOP_READ(ctl->state) != LOOP_FAILED) {
 			LOOP_WRITE(ctl->durable, LOOP_READ(ctl->fsync_at));
@@ -263,7 +251,7 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 		}
 		return 0;
 	}
-	if (tag == LOOP_TAG_NOTIFY) {
+	if (tag == IOU_TAG_NOTIFY) {
 		LOOP_WRITE(ctl->notify_inflight, 0);
 		return 0;
 	}
@@ -273,18 +261,7 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 
 /* ---- judge ---- */
 
-enum {
-	LOOP_JUDGED_DONE = 0,		/* the request moved everything it had to */
-	LOOP_JUDGED_CANCELLED = 1,	/* cut off by an earlier one in its link */
-	LOOP_JUDGED_SHORT = 2,		/* moved some: the rest goes again */
-	/*
-	 * done, but with less than it asked for (an O_DIRECT read of the
-	 * source's unaligned tail), which cut the link all the same
-	 */
-	LOOP_JUDGED_DONE_CUT = 3,
-};
-
-/* request @o of slot @s has its CQE: LOOP_JUDGED_*, or -1 (failure recorded) */
+/* request @o of slot @s has its CQE: IOU_JUDGED_*, or -1 (failure recorded) */
 LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 {
 	struct iou_loop_slot_op *so;
@@ -292,8 +269,8 @@ LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 	struct iou_loop_tmpl *t;
 	struct iou_loop_op *op;
 	__u64 block;
-	__s32 res;
-	int cut;
+	__s32 res, err = 0;
+	int r;
 
 	if (!ctl)
 		return -1;
@@ -305,35 +282,21 @@ LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 	op = &t->ops[o];
 	so = &sl->ops[o];
 	res = so->res;
-	if (res == -LOOP_ECANCELED)
-		return LOOP_JUDGED_CANCELLED;
-	if (res < 0) {
-		loop_fail(ctl, op->kind, res, block, o, op->file, op->off + so->done,
-			  op->len - so->done, so->done);
+	r = iou_chain_judge(op->kind, res, op->len, op->expect, &so->done, &err);
+	if (r == IOU_JUDGED_FAILED) {
+		if (op->kind == LOOP_OP_BPF && res >= 0)	/* copied too little */
+			loop_fail(ctl, LOOP_OP_BPF, err, block, o, 0, 0, op->expect,
+				  (__u32)res);
+		else
+			loop_fail(ctl, op->kind, err, block, o, op->file, op->off + so->done,
+				  op->len - so->done, so->done);
 		return -1;
 	}
-	if (op->kind == LOOP_OP_BPF) {
-		if ((__u32)res != op->expect) {
-			loop_fail(ctl, LOOP_OP_BPF, -LOOP_EIO, block, o, 0, 0, op->expect,
-				  (__u32)res);
-			return -1;
-		}
-		so->done = res;
+	if (op->kind == LOOP_OP_BPF && r == IOU_JUDGED_DONE) {
 		ctl->bpf_ops++;
 		ctl->bpf_bytes += res;
-		return LOOP_JUDGED_DONE;
 	}
-	/* READ or WRITE */
-	cut = (__u32)res < op->len - so->done;
-	so->done += res;
-	if (so->done >= op->expect)
-		return cut ? LOOP_JUDGED_DONE_CUT : LOOP_JUDGED_DONE;
-	if (res == 0) {
-		loop_fail(ctl, op->kind, op->kind == LOOP_OP_READ ? -LOOP_ENODATA : -LOOP_EIO,
-			  block, o, op->file, op->off + so->done, op->len - so->done, so->done);
-		return -1;
-	}
-	return LOOP_JUDGED_SHORT;
+	return r;
 }
 
 /*
@@ -374,13 +337,13 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 		r = loop_judge(ctl, s, o);
 		if (r < 0)
 			return -1;
-		if (r == LOOP_JUDGED_DONE)
+		if (r == IOU_JUDGED_DONE)
 			continue;
-		if (r == LOOP_JUDGED_DONE_CUT) {
+		if (r == IOU_JUDGED_DONE_CUT) {
 			LOOP_WRITE(ctl->ev_shorts, 1);
 			continue;
 		}
-		if (r == LOOP_JUDGED_CANCELLED)
+		if (r == IOU_JUDGED_CANCELLED)
 			LOOP_WRITE(ctl->ev_cancelled, 1);
 		else
 			LOOP_WRITE(ctl->ev_shorts, 1);
@@ -389,11 +352,11 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	}
 	first = LOOP_READ(ctl->ev_first);
 	/* the link was cut: fine after a short transfer, an error otherwise */
-	if (LOOP_READ(ctl->ev_cancelled) && !LOOP_READ(ctl->ev_shorts)) {
+	if (iou_chain_cut_is_error(LOOP_READ(ctl->ev_cancelled), LOOP_READ(ctl->ev_shorts))) {
 		struct iou_loop_op *op;
 
 		op = &loop_tmpl_of(ctl, LOOP_READ(sl->block))->ops[first & LOOP_OP_MASK];
-		loop_fail(ctl, op->kind, -LOOP_ECANCELED, LOOP_READ(sl->block), first, op->file,
+		loop_fail(ctl, op->kind, -IOU_ECANCELED, LOOP_READ(sl->block), first, op->file,
 			  op->off, op->len, 0);
 		return -1;
 	}
@@ -406,7 +369,7 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	ctl->retries++;
 	LOOP_WRITE(sl->next, first);
 	if (loop_put_group(ctl, sq, s)) {
-		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, LOOP_READ(sl->block), first, 0, 0, 0, 0);
+		loop_fail(ctl, LOOP_OP_SUBMIT, -IOU_EAGAIN, LOOP_READ(sl->block), first, 0, 0, 0, 0);
 		return -1;
 	}
 	return 1;
@@ -454,7 +417,7 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->len = 1;
 			sqe->off = 0;		/* fire forever */
 			sqe->rw_flags = LOOP_TIMEOUT_MULTISHOT;
-			sqe->user_data = loop_ud(LOOP_TAG_TIMER, 0, 0);
+			sqe->user_data = iou_ud(IOU_TAG_TIMER, 0, 0);
 			LOOP_WRITE(ctl->timer_armed, 1);
 		}
 	}
@@ -465,7 +428,7 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->fd = ctl->kick_fd;
 			sqe->len = LOOP_POLL_ADD_MULTI;
 			sqe->rw_flags = LOOP_POLLIN;
-			sqe->user_data = loop_ud(LOOP_TAG_KICK, 0, 0);
+			sqe->user_data = iou_ud(IOU_TAG_KICK, 0, 0);
 			LOOP_WRITE(ctl->kick_armed, 1);
 		}
 	}
@@ -488,7 +451,7 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->flags = LOOP_SQE_FIXED_FILE;
 			sqe->fd = ctl->dest_file + d;
 			sqe->rw_flags = LOOP_FSYNC_DATASYNC;
-			sqe->user_data = loop_ud(LOOP_TAG_FSYNC, 0, d);
+			sqe->user_data = iou_ud(IOU_TAG_FSYNC, 0, d);
 		}
 		LOOP_WRITE(ctl->fsyncs, d);
 		LOOP_WRITE(ctl->fsync_at, w);
@@ -507,7 +470,7 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->fd = ctl->mon_fd;
 			sqe->addr = ctl->one_addr;
 			sqe->len = 8;
-			sqe->user_data = loop_ud(LOOP_TAG_NOTIFY, 0, 0);
+			sqe->user_data = iou_ud(IOU_TAG_NOTIFY, 0, 0);
 			LOOP_WRITE(ctl->notify_inflight, 1);
 			LOOP_WRITE(ctl->notified, w);
 			LOOP_WRITE(ctl->notified_seq, LOOP_READ(ctl->durable_seq));
@@ -554,7 +517,7 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	t = loop_tmpl_of(ctl, b);
 	n = LOOP_READ(t->nr_ops);
 	if (LOOP_READ(t->block) != b || !n || n > LOOP_MAX_OPS) {
-		loop_fail(ctl, LOOP_OP_PLAN, -LOOP_EPROTO, b, n, 0, t->block, 0, 0);
+		loop_fail(ctl, LOOP_OP_PLAN, -IOU_EPROTO, b, n, 0, t->block, 0, 0);
 		return -1;
 	}
 	if (n + LOOP_SQ_RESERVE > loop_sq_room(ctl))
@@ -565,7 +528,7 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	__builtin_memset(sl->ops, 0, sizeof(sl->ops));
 	LOOP_WRITE(sl->busy, 1);
 	if (loop_put_group(ctl, sq, s)) {
-		loop_fail(ctl, LOOP_OP_SUBMIT, -LOOP_EAGAIN, b, 0, 0, 0, 0, 0);
+		loop_fail(ctl, LOOP_OP_SUBMIT, -IOU_EAGAIN, b, 0, 0, 0, 0, 0);
 		return -1;
 	}
 	LOOP_WRITE(ctl->next_block, b + 1);
@@ -600,7 +563,7 @@ LOOP_INLINE int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq,
 	ctl->steps++;
 	ctl->heartbeat_ns = now;
 	if (ctl->magic != IOU_LOOP_MAGIC) {
-		loop_fail(ctl, LOOP_OP_PLAN, -LOOP_EINVAL, 0, 0, 0, 0, 0, 0);
+		loop_fail(ctl, LOOP_OP_PLAN, -IOU_EINVAL, 0, 0, 0, 0, 0, 0);
 		return -1;
 	}
 	if (LOOP_READ(ctl->state) != LOOP_RUNNING)
@@ -670,7 +633,7 @@ LOOP_INLINE int loop_submitted(struct iou_loop_ctl *ctl, __u32 n, int ret)
 	ctl->sqes += ret > 0 ? ret : 0;
 	if (ret != (int)n) {
 		/* requests not taken would never complete: the books are wrong now */
-		loop_fail(ctl, LOOP_OP_SUBMIT, ret < 0 ? ret : -LOOP_EAGAIN,
+		loop_fail(ctl, LOOP_OP_SUBMIT, ret < 0 ? ret : -IOU_EAGAIN,
 			  LOOP_READ(ctl->next_block), n, 0, 0, ret < 0 ? 0 : ret, 0);
 		return -1;
 	}

@@ -88,7 +88,7 @@ static void prep_op(struct io_uring_sqe *sqe, const struct chain *c, int idx)
 	case CHAIN_OP_USER_COPY:
 		break;
 	}
-	io_uring_sqe_set_data64(sqe, (TAG_CHAIN << TAG_SHIFT) | ((uint64_t)c->slot << 16) | idx);
+	io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_CHAIN, c->slot, idx));
 }
 
 void chain_release(struct pipeline_run *pr, struct chain *c)
@@ -196,71 +196,64 @@ static int chain_fail(struct pipeline_run *pr, struct chain *c, const struct cha
 	return err;
 }
 
-/* all CQEs of the group are in: judge it, then go on or resubmit */
+/* what failed request @op of @c is reported as: its errno is @err */
+static int chain_fail_op(struct pipeline_run *pr, struct chain *c, const struct chain_op *op,
+			 int err)
+{
+	char what[96];
+
+	if (op->kind == CHAIN_OP_BPF && op->res >= 0)
+		snprintf(what, sizeof(what), "copied %d of %u bytes", op->res, op->expect);
+	else if (err == -ENODATA && op->res == 0)
+		snprintf(what, sizeof(what), "unexpected end of file after %u of %u bytes "
+			 "(was the source truncated?)", op->done, op->expect);
+	else if (op->res == 0)
+		snprintf(what, sizeof(what), "the write made no progress");
+	else
+		snprintf(what, sizeof(what), "%s", strerror(-err));
+	return chain_fail(pr, c, op, err, what);
+}
+
+/* all CQEs of the group are in: judge it (iou_chain.h), then go on or resubmit */
 static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 {
 	bool short_seen = false, cancelled = false;
 	const struct chain_op *cancelled_op = NULL;
-	char what[96];
 
 	for (int i = c->next; i < c->group_end; i++) {
 		struct chain_op *op = &c->ops[i];
-		int res = op->res;
+		__s32 err = 0;
+		int r;
 
-		if (res == -ECANCELED) {
+		if (op->kind == CHAIN_OP_USER_COPY)
+			continue;
+		r = iou_chain_judge(op->kind, op->res, op->io_len, op->expect, &op->done, &err);
+		switch (r) {
+		case IOU_JUDGED_FAILED:
+			return chain_fail_op(pr, c, op, err);
+		case IOU_JUDGED_CANCELLED:
 			cancelled = true;
 			if (!cancelled_op)
 				cancelled_op = op;
-			continue;
-		}
-		if (res < 0)
-			return chain_fail(pr, c, op, res, strerror(-res));
-		/*
-		 * Less than asked for cuts the link, also when it is all there
-		 * is: an O_DIRECT read of a source's unaligned tail
-		 */
-		if ((op->kind == CHAIN_OP_READ || op->kind == CHAIN_OP_WRITE) &&
-		    (uint32_t)res < op->io_len - op->done)
+			break;
+		case IOU_JUDGED_SHORT:
 			short_seen = true;
-		switch (op->kind) {
-		case CHAIN_OP_READ:
-			op->done += res;
-			if (op->done >= op->expect) {
-				op->complete = true;
-			} else if (res == 0) {
-				snprintf(what, sizeof(what), "unexpected end of file after %u of "
-					 "%u bytes (was the source truncated?)", op->done, op->expect);
-				return chain_fail(pr, c, op, -ENODATA, what);
-			} else {
-				short_seen = true;
-			}
 			break;
-		case CHAIN_OP_WRITE:
-			op->done += res;
-			if (op->done >= op->io_len) {
-				op->complete = true;
-			} else if (res == 0) {
-				return chain_fail(pr, c, op, -EIO, "the write made no progress");
-			} else {
-				short_seen = true;
-			}
-			break;
-		case CHAIN_OP_BPF:
-			if ((uint32_t)res != op->expect) {
-				snprintf(what, sizeof(what), "copied %d of %u bytes", res, op->expect);
-				return chain_fail(pr, c, op, -EIO, what);
-			}
+		case IOU_JUDGED_DONE_CUT:
+			short_seen = true;
 			op->complete = true;
-			atomic_fetch_add(&pr->env->status->bpf_ops, 1);
-			atomic_fetch_add(&pr->env->status->bpf_bytes, res);
-			pr->bpf_bytes += res;
 			break;
-		case CHAIN_OP_USER_COPY:
+		case IOU_JUDGED_DONE:
+			op->complete = true;
+			if (op->kind == CHAIN_OP_BPF) {
+				atomic_fetch_add(&pr->env->status->bpf_ops, 1);
+				atomic_fetch_add(&pr->env->status->bpf_bytes, op->res);
+				pr->bpf_bytes += op->res;
+			}
 			break;
 		}
 	}
-	/* the link was cut: fine after a short transfer, an error otherwise */
-	if (cancelled && !short_seen)
+	if (iou_chain_cut_is_error(cancelled, short_seen))
 		return chain_fail(pr, c, cancelled_op, -ECANCELED,
 				  "cancelled (the ring is going away?)");
 	return chain_submit(pr, c);
@@ -268,7 +261,7 @@ static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 
 void chain_handle_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
-	int slot = (data >> 16) & 0xffff, idx = data & 0xffff, ret;
+	int slot = iou_ud_slot(data), idx = iou_ud_op(data), ret;
 	struct chain *c;
 
 	if (slot >= pr->nr_chains)

@@ -26,7 +26,7 @@ static void wake_arm(struct pipeline_run *pr)
 	if (!sqe)
 		return;
 	io_uring_prep_poll_multishot(sqe, pr->env->wake_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, TAG_WAKE << TAG_SHIFT);
+	io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_WAKE, 0, 0));
 	pr->wake_armed = true;
 }
 
@@ -130,14 +130,14 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		io_uring_for_each_cqe(&pr->ring.uring, head, cqe) {
 			uint64_t data = io_uring_cqe_get_data64(cqe);
 
-			switch (data >> TAG_SHIFT) {
-			case TAG_CHAIN:
+			switch (iou_ud_tag(data)) {
+			case IOU_TAG_CHAIN:
 				chain_handle_cqe(pr, data, cqe->res);
 				break;
-			case TAG_FSYNC:
+			case IOU_TAG_FSYNC:
 				ckpt_handle_fsync_cqe(pr, data, cqe->res);
 				break;
-			case TAG_WAKE:
+			case IOU_TAG_WAKE:
 				handle_wake_cqe(pr, cqe);
 				break;
 			}

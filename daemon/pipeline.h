@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "plan.h"
 #include "ring.h"
+#include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
 
 enum pipeline_state {
 	PIPELINE_PENDING,	/* thread started, not set up yet */
@@ -84,10 +85,10 @@ struct file_slot {
 };
 
 enum chain_op_kind {
-	CHAIN_OP_READ,
-	CHAIN_OP_BPF,
-	CHAIN_OP_USER_COPY,	/* userspace step: engine->user_copy() */
-	CHAIN_OP_WRITE,
+	CHAIN_OP_READ = IOU_CHAIN_READ,
+	CHAIN_OP_BPF = IOU_CHAIN_BPF,
+	CHAIN_OP_WRITE = IOU_CHAIN_WRITE,
+	CHAIN_OP_USER_COPY = 8,	/* userspace step: engine->user_copy(); not in the loop */
 };
 
 struct chain_op {

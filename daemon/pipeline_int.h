@@ -13,11 +13,6 @@
 
 #include "pipeline.h"
 
-/* user_data: what a CQE belongs to */
-#define TAG_SHIFT	56
-#define TAG_CHAIN	1ULL
-#define TAG_FSYNC	2ULL
-#define TAG_WAKE	3ULL
 
 #define WAIT_TIMEOUT_MS	1000	/* heartbeat for the watchdog while I/O is slow */
 #define CKPT_MAX_NS	(5ULL * 1000000000ULL)	/* also checkpoint at least this often */

@@ -153,7 +153,7 @@ void ckpt_begin(struct pipeline_run *pr, bool force)
 			break;
 		io_uring_prep_fsync(sqe, pr->nr_src + d, IORING_FSYNC_DATASYNC);
 		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_sqe_set_data64(sqe, (TAG_FSYNC << TAG_SHIFT) | d);
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
 		pr->ckpt_fsyncs++;
 	}
 	pr->ckpt_watermark = w;
@@ -161,7 +161,7 @@ void ckpt_begin(struct pipeline_run *pr, bool force)
 
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
-	int d = data & 0xffff;
+	int d = iou_ud_op(data);
 
 	if (res < 0) {
 		pr->sync_failed = true;

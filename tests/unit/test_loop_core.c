@@ -330,14 +330,14 @@ static void model_wait(struct model *m)
 		assert_true(n >= 0);
 		m->want_fill = false;
 		if (n > 0 && m->ctl->kick_armed) {
-			post(m, loop_ud(LOOP_TAG_KICK, 0, 0), 1, IORING_CQE_F_MORE);
+			post(m, iou_ud(IOU_TAG_KICK, 0, 0), 1, IORING_CQE_F_MORE);
 			m->kicks_posted++;
 		}
 	}
 	if (!m->npend) {
 		/* nothing in flight: only the timer fires */
 		assert_true(m->ctl->timer_armed);
-		post(m, loop_ud(LOOP_TAG_TIMER, 0, 0), -ETIME, IORING_CQE_F_MORE);
+		post(m, iou_ud(IOU_TAG_TIMER, 0, 0), -ETIME, IORING_CQE_F_MORE);
 		m->ticks_posted++;
 		m->idle++;
 		return;
@@ -926,9 +926,12 @@ static void program_constants_match_the_uapi(void **state)
 	assert_int_equal(LOOP_TIMEOUT_MULTISHOT, IORING_TIMEOUT_MULTISHOT);
 	assert_int_equal(LOOP_POLL_ADD_MULTI, IORING_POLL_ADD_MULTI);
 	assert_int_equal(LOOP_CQE_F_MORE, IORING_CQE_F_MORE);
-	assert_int_equal(LOOP_ECANCELED, ECANCELED);
-	assert_int_equal(LOOP_ENODATA, ENODATA);
-	assert_int_equal(LOOP_EPROTO, EPROTO);
+	assert_int_equal(IOU_EIO, EIO);
+	assert_int_equal(IOU_EAGAIN, EAGAIN);
+	assert_int_equal(IOU_EINVAL, EINVAL);
+	assert_int_equal(IOU_ECANCELED, ECANCELED);
+	assert_int_equal(IOU_ENODATA, ENODATA);
+	assert_int_equal(IOU_EPROTO, EPROTO);
 	assert_int_equal(sizeof(struct iou_loop_op), 32);
 	assert_int_equal(sizeof(struct iou_loop_sq), LOOP_SQ_ENTRIES * 64);
 	/* the verifier proves accesses against these */
