@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # make check: the host tier. The cmocka unit tests (and the fuzz run), then
-# `make try` (the shipped examples run as written with the uring engine); one
-# summary line over both. Loads nothing into the host kernel.
+# `make try` (the shipped examples run as written with the uring engine), then
+# the guest suites' bookkeeping (tests/vm/check-suites.sh: suite numbers,
+# shared helpers, every suite parses); one summary line over all three. Loads
+# nothing into the host kernel.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 passed=0 failed=0 skipped=0 rc=0
-for step in "make -s -C $REPO/tests/unit check" "$REPO/scripts/try.sh"; do
+for step in "make -s -C $REPO/tests/unit check" "$REPO/scripts/try.sh" "$REPO/tests/vm/check-suites.sh"; do
 	out=$(mktemp)
 	$step 2>&1 | tee "$out"
 	st=${PIPESTATUS[0]}

@@ -20,3 +20,10 @@ die() { echo "error: $*" >&2; exit 1; }
 summary_of() { grep -aoE '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" | tail -1; }
 log() { echo ">> $*"; }
 hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+# suite_dir NAME: NN-NAME, a guest suite's directory (numbers: tests/vm/suites.list)
+suite_dir() {
+	local d
+	d=$(awk -v n="$1" '$2 == n && $1 ~ /^[0-9][0-9]$/ { print $1 "-" $2 }' "$REPO/tests/vm/suites.list")
+	[ -n "$d" ] || die "suite $1 is not in tests/vm/suites.list"
+	echo "$d"
+}

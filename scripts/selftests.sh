@@ -8,12 +8,14 @@ set -euo pipefail
 st=$KSRC/tools/testing/selftests/io_uring
 [ -f "$st/Makefile" ] || die "no $st: is kernel-patches/series applied (make kernel)?"
 out=$BUILD_ROOT/selftests-$KCONFIG
-suite=$BUILD_ROOT/payload/usr/lib/iou-offload/tests/20-kselftest-io_uring
+tests=$BUILD_ROOT/payload/usr/lib/iou-offload/tests
+suite=$tests/$(suite_dir kselftest-io_uring)
 
 make -s -C "$st" OUTPUT="$out" CC="ccache gcc" \
 	VMLINUX_H="$KOBJ/vmlinux.h" BPFTOOL="$TOOLS/bpftool/bpftool" \
 	LIBBPF_DIR="$TOOLS/libbpf/root/usr" KHDR_INCLUDES="-isystem $KHDR/include"
 
+rm -rf "$tests"/[0-9][0-9]-kselftest-io_uring
 mkdir -p "$suite"
 install -m 0755 "$out/runner" "$suite/runner"
 cat > "$suite/run.tmp" <<'RUN'

@@ -30,10 +30,7 @@ for i in 0 1 2; do rnd "$D/parts/archive.00$i" $(((5 << 20) + 123 * (i + 1))); d
 rnd "$D/archive.tar" $((20 << 20))
 cp "$D/archive.tar" "$D/archive.before"
 
-n=0 passed=0 failed=0 skipped=0
-ok() { n=$((n + 1)) passed=$((passed + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)) failed=$((failed + 1)); echo "not ok $n - $1"; sed 's/^/#   /' "$2"; }
-skip() { n=$((n + 1)) skipped=$((skipped + 1)); echo "ok $n - $1 # SKIP $2"; }
+. "$REPO/tests/lib/tap.sh"
 
 # run EXAMPLE WHAT CHECK...: --once must exit 0 and CHECK must hold
 run() {
@@ -42,7 +39,7 @@ run() {
 	if "$BIN" -c "$EX/$ex" --once > "$log" 2>&1 && "$@" >> "$log" 2>&1; then
 		ok "$ex: $what"
 	else
-		not_ok "$ex: $what" "$log"
+		nok "$ex: $what" "$log"
 	fi
 }
 same() { cmp "$1" "$2"; }
@@ -74,15 +71,15 @@ if "$BIN" -c "$EX/loop-mirror.conf" --once > "$log" 2>&1; then
 	if all_same "$D/vm.img" "$D"/mirror-{a,b}/vm.img >> "$log" 2>&1; then
 		ok "loop-mirror.conf: two mirrors, loop engine"
 	else
-		not_ok "loop-mirror.conf: two mirrors, loop engine" "$log"
+		nok "loop-mirror.conf: two mirrors, loop engine" "$log"
 	fi
 elif grep -q "engine = loop is not available" "$log" && ! ls "$D"/mirror-a/vm.img >/dev/null 2>&1; then
 	ok "loop-mirror.conf: refused on this kernel or build, saying why, nothing written"
 	grep -m1 'engine = loop' "$log" | sed 's/^/#   /'
 else
-	not_ok "loop-mirror.conf: fails only for want of the patched kernel" "$log"
+	nok "loop-mirror.conf: fails only for want of the patched kernel" "$log"
 fi
-echo "1..$n"
-echo "# the files are in $D, the daemon's logs in $D/logs"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+plan
+note "the files are in $D, the daemon's logs in $D/logs"
+summary
+tap_status

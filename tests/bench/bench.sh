@@ -1,7 +1,7 @@
 #!/bin/bash
 # The measuring side of `make bench`: data movers side by side, in one run.
 #
-#   bench.sh guest   in the guest, as suite 50-bench (tests/bench/run): media
+#   bench.sh guest   in the guest, as suite bench (tests/bench/run): media
 #                    tmpfs, brd ram disks and a virtio disk; exact io_uring_enter
 #                    and system call counts from perf tracepoint counters
 #   bench.sh host    on the host's own kernel, unemulated: tmpfs only, no BPF
@@ -100,15 +100,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-size_bytes() {
-	local v=${1%B}; v=${v%i}
-	case "$v" in
-	*K) echo $((${v%K} << 10)) ;;
-	*M) echo $((${v%M} << 20)) ;;
-	*G) echo $((${v%G} << 30)) ;;
-	*) echo "$v" ;;
-	esac
-}
 size_name() {
 	local b=$1
 	if [ "$b" -ge $((1 << 20)) ] && [ $((b % (1 << 20))) -eq 0 ]; then echo "$((b >> 20))M"
@@ -339,7 +330,6 @@ verify() {
 	verdict="$n destination(s) verified"
 }
 
-kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }
 
 # record CONFIG RUN LINE [KIND]: one JSON line of raw figures. KIND: timed
 # (default), startup (the same command moving one block: its fixed cost), or
@@ -366,7 +356,7 @@ strace_count() {
 
 # ---- run everything ----------------------------------------------------------------
 nconf=${#configs[@]}
-echo "1..$((nconf + ${#SKIP[@]}))"
+plan $((nconf + ${#SKIP[@]}))
 echo "# bench: $system, accelerator $accel, kernel $(uname -r), $(nproc) cpus," \
 	"$BENCH_MB MiB per run, $BENCH_RUNS runs (median, min, max), $nconf configurations"
 [ "$accel" = tcg ] && echo "# accelerator tcg: everything is emulated; compare figures as ratios within this run, and counts exactly"
@@ -420,22 +410,19 @@ echo "# all rounds done in $(( $(date +%s) - t_start )) s"
 # ---- TAP and the summary -------------------------------------------------------------
 python3 "$here/report.py" summarize --raw "$RAW" --md "$OUT/table.md" --json "$OUT/summary.json" \
 	--tap-lines "$OUT/tap-lines.txt" >/dev/null 2>"$WORK/report.err" || cat "$WORK/report.err" | sed 's/^/# report: /'
-t=0
 for i in "${!configs[@]}"; do
-	t=$((t + 1))
 	c=${configs[$i]}
 	desc=$(label "$c")
 	fig=$(awk -F'\t' -v k="$c" '$1 == k { print $2 }' "$OUT/tap-lines.txt" 2>/dev/null)
 	if [ -n "${FAILED[$i]:-}" ]; then
-		echo "not ok $t - $desc: ran and verified (${FAILED[$i]})"
+		nok "$desc: ran and verified (${FAILED[$i]})"
 		sed 's/^/#   /' "$WORK/logs/$i.log" | tail -10
 	else
-		echo "ok $t - $desc: ${fig:-no figures}; ${VERDICT[$i]:-}"
+		ok "$desc: ${fig:-no figures}; ${VERDICT[$i]:-}"
 	fi
 done
 for k in "${!SKIP[@]}"; do
-	t=$((t + 1))
-	echo "ok $t - $k # SKIP ${SKIP[$k]}"
+	skip "$k" "${SKIP[$k]}"
 done
 [ -s "$OUT/table.md" ] && sed 's/^/# /' "$OUT/table.md"
 exit 0

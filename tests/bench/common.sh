@@ -1,4 +1,7 @@
-# Sourced by bench.sh, scale.sh and profile.sh.
+# Sourced by bench.sh, scale.sh and profile.sh; brings the TAP helpers every
+# shell suite shares (tests/lib/tap.sh: ../lib installed, ../lib from
+# tests/bench in the source tree too).
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 # cmdline_knobs PREFIX: every
 # iou.PREFIX_name=a,b on the guest's kernel command line becomes the
@@ -30,3 +33,17 @@ daemon_section() {
 	echo "queue_depth = $3"
 	echo "block_size = $4"
 }
+
+# size_bytes SIZE: 64K, 1M, 16G (or GiB, MB, ...) in bytes
+size_bytes() {
+	local v=${1%B}; v=${v%i}
+	case "$v" in
+	*K) echo $((${v%K} << 10)) ;;
+	*M) echo $((${v%M} << 20)) ;;
+	*G) echo $((${v%G} << 30)) ;;
+	*) echo "$v" ;;
+	esac
+}
+
+# kv KEY LINE: the value of KEY=value in LINE (benchtool run's output), -1 if none
+kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }

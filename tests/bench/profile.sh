@@ -1,6 +1,6 @@
 #!/bin/bash
 # Where the CPU goes (issue 8: "where a target is missed, profile it"): guest
-# suite 52-bench-profile (manual; `make bench-profile` selects it).
+# suite bench-profile (manual; `make bench-profile` selects it).
 #
 # For each transform (stripe, copy) and engine (uring, bpf, loop), alternating:
 # iou-offloadd --once moves PROFILE_MB on tmpfs while `perf record -a -e
@@ -32,26 +32,21 @@ OUT=${IOU_ARTIFACTS:-/run/iou-profile-out}
 WORK=/run/iou-profile
 mkdir -p "$OUT" "$WORK/state" "$WORK/data"
 
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-bail() { echo "1..0 # SKIP $*"; exit 0; }
-kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }
 
-PERF=$(command -v perf || echo "$here/../52-bench-profile/perf")
-[ -x "$PERF" ] || bail "no perf in the guest (tests/bench/build-perf.sh builds the kernel tree's tools/perf into the payload)"
-daemon=$(command -v iou-offloadd) || bail "iou-offloadd is not installed in the guest"
-[ -x "$BT" ] || bail "no benchtool (suite 50-bench)"
+PERF=$(command -v perf || echo "$here"/../[0-9][0-9]-bench-profile/perf)
+[ -x "$PERF" ] || skip_all "no perf in the guest (tests/bench/build-perf.sh builds the kernel tree's tools/perf into the payload)"
+daemon=$(command -v iou-offloadd) || skip_all "iou-offloadd is not installed in the guest"
+[ -x "$BT" ] || skip_all "no benchtool (suite bench)"
 # kernel and BPF program symbols for root's samples
 echo 0 > /proc/sys/kernel/kptr_restrict 2>/dev/null
 echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 [ -w /proc/sys/net/core/bpf_jit_kallsyms ] && echo 1 > /proc/sys/net/core/bpf_jit_kallsyms
 
 mkdir -p "$WORK/tmpfs"
-mount -t tmpfs -o size=$((6 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || bail "cannot mount tmpfs"
+mount -t tmpfs -o size=$((6 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || skip_all "cannot mount tmpfs"
 trap 'umount "$WORK/tmpfs" 2>/dev/null' EXIT
 D=$WORK/tmpfs
-"$BT" fill "$D/src" $((PROFILE_MB << 20)) || bail "filling the source failed"
+"$BT" fill "$D/src" $((PROFILE_MB << 20)) || skip_all "filling the source failed"
 accel=$("$BT" accel)
 echo "# profile: accelerator $accel, kernel $(uname -r), $("$PERF" version), cpu-clock at $PROFILE_FREQ Hz on all CPUs"
 echo "# $PROFILE_MB MiB on tmpfs, block_size $PROFILE_BS, queue_depth $PROFILE_QD"
@@ -115,5 +110,5 @@ for tf in $PROFILE_TRANSFORMS; do
 	done
 done
 sed 's/^/# /' "$OUT/summary.txt"
-echo "1..$n"
+plan
 exit 0

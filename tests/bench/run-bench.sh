@@ -2,16 +2,16 @@
 # Host side of `make bench` and `make bench-kfunc`.
 #
 #   run-bench.sh kfunc   build and pack the bench suites, boot the guest with
-#                        60-bench-kfunc only, print its table
-#   run-bench.sh all     the same with suite 50-bench first (one boot: memcpy,
+#                        bench-kfunc only, print its table
+#   run-bench.sh all     the same with suite bench first (one boot: memcpy,
 #                        dd, cp, fio, iou-offloadd engines over tmpfs, brd and a
 #                        virtio disk), then the host baseline on the host's own
 #                        kernel (tmpfs; no BPF), then one table, JSON and plot
-#   run-bench.sh scale   suite 51-bench-scale alone (scale.sh): 1, 4, 16 GiB
+#   run-bench.sh scale   suite bench-scale alone (scale.sh): 1, 4, 16 GiB
 #                        with 1, 2, 4 pipelines per engine on a virtio scratch
 #                        disk; prints its table
 #   run-bench.sh profile build perf from the kernel tree (build-perf.sh), then
-#                        suite 52-bench-profile alone (profile.sh): perf record
+#                        suite bench-profile alone (profile.sh): perf record
 #                        of the uring and bpf engines on stripe and copy
 #
 # Results: $BUILD_ROOT/bench/<what>-<time>/ (bench/last-<what> points at it):

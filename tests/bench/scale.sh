@@ -1,7 +1,7 @@
 #!/bin/bash
 # Scaling (issue 8 item 5): how wall time and CPU per GiB grow with the size
 # of a copy and with the number of concurrent pipelines. Guest suite
-# 51-bench-scale (manual; `make bench-scale` selects it).
+# bench-scale (manual; `make bench-scale` selects it).
 #
 # For each size S (1G 4G 16G), number of pipelines N (1 2 4) and engine
 # (uring bpf loop), alternating engines innermost: one iou-offloadd --once
@@ -50,24 +50,9 @@ mkdir -p "$OUT" "$WORK/state" "$WORK/logs"
 RAW=$OUT/raw.jsonl
 : > "$RAW"
 
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-bail() { echo "1..0 # SKIP $*"; exit 0; }
 
-size_bytes() {
-	local v=${1%B}; v=${v%i}
-	case "$v" in
-	*K) echo $((${v%K} << 10)) ;;
-	*M) echo $((${v%M} << 20)) ;;
-	*G) echo $((${v%G} << 30)) ;;
-	*) echo "$v" ;;
-	esac
-}
-kv() { local k=$1 line=$2 x; for x in $line; do [ "${x%%=*}" = "$k" ] && { echo "${x#*=}"; return; }; done; echo -1; }
 
-daemon=$(command -v iou-offloadd) || bail "iou-offloadd is not installed in the guest"
+daemon=$(command -v iou-offloadd) || skip_all "iou-offloadd is not installed in the guest"
 BS=$(size_bytes "$SCALE_BS")
 # a stamp at the start of every block, so that every block is checked
 EVERY=$BS
@@ -79,8 +64,8 @@ dev=""
 for b in /sys/block/vd*; do
 	[ "$(cat "$b/serial" 2>/dev/null)" = iou-scratch ] && dev=/dev/${b##*/}
 done
-[ -n "$dev" ] || bail "no virtio scratch disk (serial iou-scratch): run with VM_SCRATCH_MB >= $((2 * (max >> 20) + 8))"
-"$BT" gpt "$dev" 2 "$max" || bail "$dev cannot hold two partitions of $max bytes"
+[ -n "$dev" ] || skip_all "no virtio scratch disk (serial iou-scratch): run with VM_SCRATCH_MB >= $((2 * (max >> 20) + 8))"
+"$BT" gpt "$dev" 2 "$max" || skip_all "$dev cannot hold two partitions of $max bytes"
 for _ in $(seq 50); do [ -b "${dev}2" ] && break; sleep 0.1; done
 SRC=${dev}1 DST=${dev}2
 accel=$("$BT" accel)
@@ -181,7 +166,7 @@ for size_name in $SCALE_SIZES; do
 		done
 	done
 done
-echo "1..$n"
+plan
 if python3 "$here/report.py" scale --raw "$RAW" --md "$OUT/table.md" > /dev/null 2> "$WORK/report.err"; then
 	sed 's/^/# /' "$OUT/table.md"
 else

@@ -2,7 +2,7 @@
 # make vm-reset: hard resets of the whole guest in the middle of a copy.
 #
 # Each run boots the guest twice on one scratch disk that outlives both
-# boots (guest suite 58-reset, tests/integration/faults/reset.sh):
+# boots (guest suite reset, tests/integration/faults/reset.sh):
 #   boot 1 starts iou-offloadd under systemd and resets the guest mid-copy,
 #          alternately by sysrq-b (guest kernel, no sync) and by SIGKILL to
 #          QEMU (the plug pulled from outside);

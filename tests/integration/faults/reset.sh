@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest suite 58-reset: a hard reset of the whole guest in the middle of a
+# Guest suite reset: a hard reset of the whole guest in the middle of a
 # copy, then a reboot and a restart that must end byte-identical. Driven by
 # the host (tests/vm/reset-test.sh), which boots the guest twice on one
 # scratch disk (serial iou-scratch) that outlives both boots:
@@ -46,10 +46,10 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 	# ---- boot 1: set up, copy, reset mid-copy ----
 	case "$how" in
 	sysrq|kill) ;;
-	*) nok "boot 1 knows how to reset (iou.reset=sysrq|kill, got '$how')"; echo "1..$n"; exit 1 ;;
+	*) nok "boot 1 knows how to reset (iou.reset=sysrq|kill, got '$how')"; plan; exit 1 ;;
 	esac
 	check "ext4 made on the scratch disk $dev" mkfs.ext4 -q -F "$dev"
-	mount "$dev" "$M" || { nok "scratch disk mounted"; echo "1..$n"; exit 1; }
+	mount "$dev" "$M" || { nok "scratch disk mounted"; plan; exit 1; }
 	mkdir -p "$M/state" "$M/run"
 	head -c $((128 * MiB)) /dev/urandom > "$M/src-a"
 	head -c $((128 * MiB)) /dev/urandom > "$M/src-b"
@@ -84,7 +84,7 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 	if [ "$how" = kill ]; then pct=$((5 + RANDOM % 30)); else pct=$((10 + RANDOM % 60)); fi
 	target=$((128 * MiB * pct / 100))
 	ok "reset armed: by $how once pipeline a passes ${pct}% of 128 MiB"
-	echo "1..$n"
+	plan
 	# the TAP above must reach the console before the reset cuts it off
 	sleep 2
 	systemctl start iou-offloadd
@@ -179,4 +179,4 @@ for p in a b; do
 		[ "$re" -le $((4 * MiB + 4 * 128 * 1024)) ]
 done
 rm -rf "$M/b.joined" "$M/join-state" "$M/join-run"
-echo "1..$n"
+plan

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Guest suite 59-soak (manual; `make soak` runs it on the debug kernel):
+# Guest suite soak (manual; `make soak` runs it on the debug kernel):
 # 8 pipelines of mixed transforms and engines under systemd, all with
 # `repeat = yes`, for iou.soak_seconds (default 600) while the suite
 # reloads, stops and starts, and kill -9s the daemon at random. Every time a
@@ -225,4 +225,4 @@ check "systemd restarted the daemon after each kill -9 (Restart=on-failure: $n_r
 	[ "$n_restarts" -ge "$kills" ]
 check "journal: no assertion or crash of the daemon" \
 	eval '! grep -qE "Assertion|core dumped|segfault" "$ART/journal.txt" && ! dmesg | grep -q "iou-offloadd.*segfault"'
-echo "1..$n"
+plan
