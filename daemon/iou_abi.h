@@ -63,7 +63,7 @@ enum io_bpf_buf_type {
 	IO_BPF_BUF_USER		= 0,	/* plain userspace buffer */
 	IO_BPF_BUF_FIXED	= 1,	/* registered buffer (absolute address) */
 	IO_BPF_BUF_VEC		= 2,	/* vectored buffer (iovec array) */
-	IO_BPF_BUF_KFIXED	= 3,	/* registered buffer (offset-based) */
+	IO_BPF_BUF_KFIXED	= 3,	/* as FIXED here (no kernel buffers) */
 	IO_BPF_BUF_REG_VEC	= 4,	/* registered vectored buffer */
 };
 
@@ -72,7 +72,7 @@ struct io_bpf_buf_desc {
 	__u8  reserved;
 	__u16 buf_index;	/* registered buffer index (FIXED/KFIXED/REG_VEC) */
 	__u32 len;		/* length (non-vec) or nr_vecs (vec types) */
-	__u64 addr;		/* userspace address, iovec ptr, or offset (KFIXED) */
+	__u64 addr;		/* userspace address or iovec array pointer */
 };
 
 /*
