@@ -7,7 +7,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image deb kernel-deb
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -31,6 +31,12 @@ selftests: kernel ## build tools/testing/selftests/io_uring of the patched tree 
 
 daemon: deps ## build iou-offloadd and its BPF programs
 	@$(MAKE) -s -C daemon
+
+deb: kernel ## Debian packages iou-offload, -demo, -tests into BUILD_ROOT/deb (dpkg-buildpackage, lintian)
+	@scripts/deb.sh
+
+kernel-deb: deps ## linux-image and linux-headers .debs of the patched kernel (bindeb-pkg, KCONFIG=guest|distro)
+	@scripts/kernel-deb.sh
 
 image: deps ## the mkosi guest image (cached by its config) plus this tree's payload
 	@$(MAKE) -s -j2 image-parts

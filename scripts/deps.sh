@@ -16,6 +16,9 @@ pkgs=(
 	debian-archive-keyring busybox-static
 	# packing the guest image: systemd-sysusers --root (rsync, e2fsprogs above)
 	systemd
+	# packages: make deb (debian/control's Build-Depends are all in this list),
+	# make kernel-deb (KCONFIG=distro starts from Debian's own config)
+	debhelper dpkg-dev fakeroot lintian linux-config-6.12
 	# tests and benchmarks
 	fio gnuplot-nox jq strace
 )
