@@ -38,9 +38,9 @@ deb: kernel ## Debian packages iou-offload, -demo, -tests into BUILD_ROOT/deb (d
 kernel-deb: deps ## linux-image and linux-headers .debs of the patched kernel (bindeb-pkg, KCONFIG=guest|distro)
 	@scripts/kernel-deb.sh
 
-image: deps ## the mkosi guest image (cached by its config) plus this tree's payload
+image: deps ## the mkosi guest image (cached by its config), this tree's payload, and the make deb packages installed with dpkg
 	@$(MAKE) -s -j2 image-parts
-	@$(MAKE) -s -C daemon install DESTDIR=$(BUILD_ROOT)/payload
+	@scripts/deb.sh
 	@tests/vm/build-image.sh
 
 # The base image (mkosi: downloads and dpkg, niced) builds beside the kernel,

@@ -9,9 +9,12 @@
 #     harness's own suites (tests/integration/{harness,fail-demo}), built on
 #     the host and installed into $BUILD_ROOT/image/harness/.
 #  3. pack: base + harness overlay + $BUILD_ROOT/payload/ (what the other
-#     components install with DESTDIR=$BUILD_ROOT/payload) into
+#     components install with DESTDIR=$BUILD_ROOT/payload: selftests, bench),
+#     then the Debian packages `make deb` built ($BUILD_ROOT/deb/*.deb:
+#     iou-offload, iou-offload-demo, iou-offload-tests) installed with
+#     `dpkg --root`, so the guest runs what a user installs; into
 #     $BUILD_ROOT/image/root.raw with `mkfs.ext4 -d`, only when one of the
-#     three changed. Seconds; no loop mount, no root-only mount tricks.
+#     four changed. Seconds; no loop mount, no root-only mount tricks.
 #
 # `build-image.sh base` does step 1 only: make image runs it beside the kernel
 # build (mkosi mostly downloads and unpacks; the kernel build is CPU).
@@ -87,11 +90,26 @@ make -s -C "$REPO/tests/integration/fail-demo" DESTDIR="$new" install
 rm -rf "$IMG/harness"
 mv "$new" "$IMG/harness"
 
-# 3. pack, when base, overlay or payload changed
+# 3. pack, when base, overlay, payload or packages changed
+debs=()
+for d in "$BUILD_ROOT"/deb/*.deb; do
+	case "$d" in *-dbgsym_*) ;; *) [ -f "$d" ] && debs+=("$d") ;; esac
+done
+[ ${#debs[@]} -gt 0 ] || die "no packages in $BUILD_ROOT/deb: make deb (make image runs it)"
+# what `make -C daemon install DESTDIR=payload` left there before the image
+# was built from packages must not shadow the packaged files
+rm -rf "$PAYLOAD"/usr/sbin/iou-offloadd "$PAYLOAD"/etc/iou-offloadd.conf "$PAYLOAD"/etc/systemd/system/iou-offload* \
+	"$PAYLOAD"/usr/share/man/man8/iou-offloadd.8 "$PAYLOAD"/usr/share/iou-offload
+for d in "${debs[@]}"; do
+	dpkg-deb --fsys-tarfile "$d" | tar -t | while read -r f; do
+		[ -d "$PAYLOAD/$f" ] || rm -f "$PAYLOAD/$f"
+	done
+done
 pack_key=$({
 	echo "$base_key $ROOT_FREE_MB"
 	tree_hash "$IMG/harness"
 	tree_hash "$PAYLOAD"
+	sha256sum "${debs[@]}" | cut -d' ' -f1
 	mkfs.ext4 -V 2>&1 | sed -n 1p
 } | sha256sum | cut -c1-16)
 if [ -f "$IMG/root.raw" ] && [ "$(cat "$IMG/root.key" 2>/dev/null)" = "$pack_key" ]; then
@@ -108,6 +126,18 @@ rm -rf "$stage"
 cp -al "$base" "$stage"
 rsync -aKI "$IMG/harness/" "$stage/"
 rsync -aKI "$PAYLOAD/" "$stage/"
+# the packages, with dpkg (maintainer scripts chrooted into the stage: the
+# demo package enables its unit there). dpkg rewrites its database and
+# appends to its log: the stage gets its own copies, never the base's inodes.
+for d in var/lib/dpkg var/log; do
+	rm -rf "${stage:?}/$d"
+	cp -a "$base/$d" "$stage/$d"
+done
+if ! dpkg --root="$stage" --force-unsafe-io -i "${debs[@]}" > "$IMG/dpkg.log" 2>&1; then
+	cat "$IMG/dpkg.log" >&2
+	die "installing the packages into the image failed"
+fi
+log "installed into the image: $(cd "$BUILD_ROOT/deb" && for d in "${debs[@]}"; do printf '%s ' "$(basename "$d")"; done)"
 # system users (also those the payload's sysusers.d asks for) are created here,
 # not at every guest boot; the files are unlinked first, not written through
 for f in passwd group shadow gshadow; do
