@@ -7,12 +7,12 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image deb kernel-deb
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export liburing-test selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image deb kernel-deb
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 18
-	@echo "variables: BUILD_ROOT=dir  KCONFIG=guest|debug  GUEST_TESTS='suite ...'  ACCEL=auto|tcg|kvm  RESET_RUNS=n"
+	@echo "variables: BUILD_ROOT=dir  KCONFIG=guest|debug (kernel-deb: guest|distro)  GUEST_TESTS='suite ...'  ACCEL=auto|tcg|kvm  RESET_RUNS=n"
 
 deps: ## install every package the project needs (apt-get; quiet when all is there)
 	@scripts/deps.sh
@@ -22,6 +22,9 @@ kernel: deps ## extract Debian linux-source-6.12, apply kernel-patches/series, b
 
 kernel-bisect: kernel ## apply the series patch by patch and build each prefix
 	@scripts/kernel-bisect.sh
+
+liburing-test: image ## liburing's own tests (upstream, static) in the guest on this kernel and on base without the series; prints tests failing only with the series (hours under TCG: not in make test)
+	@scripts/liburing-test.sh
 
 kernel-export: ## write the commits base..dev of $(BUILD_ROOT)/linux back into kernel-patches/
 	@scripts/kernel-export.sh

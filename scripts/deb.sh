@@ -33,6 +33,20 @@ else
 	git -C "$REPO" archive "$from" | tar -x -C "$src"
 fi
 
+# inputs: the copied tree and what make kernel provides; unchanged -> no rebuild
+LIBBPF_A=$(ls "$TOOLS"/libbpf/root/usr/lib*/libbpf.a 2>/dev/null | head -1)
+key=$({
+	(cd "$src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+	sha256sum "$KOBJ/vmlinux.h" "$TOOLS/bpftool/bpftool" ${LIBBPF_A:+"$LIBBPF_A"} "$KHDR/include/linux/io_uring.h" 2>/dev/null
+	dpkg-query -W debhelper lintian 2>/dev/null
+} | sha256sum | cut -c1-16)
+if [ "$(cat "$OUT/.key" 2>/dev/null)" = "$key" ] && ls "$OUT"/iou-offload_"$version"_amd64.deb >/dev/null 2>&1; then
+	rm -rf "$OUT/build"
+	log "packages up to date: $OUT"
+	exit 0
+fi
+rm -f "$OUT/.key"
+
 log "building the packages (dpkg-buildpackage; log: $OUT/build.log)"
 if ! (cd "$src" && BUILD_ROOT=$BUILD_ROOT KCONFIG=$KCONFIG \
 	nice -n 10 dpkg-buildpackage -b -us -uc -j"$(nproc)") > "$OUT/build.log" 2>&1; then
@@ -53,5 +67,8 @@ if ! lintian --fail-on error,warning --display-info "$OUT"/iou-offload_"${versio
 	| tee "$OUT/lintian.log"; then
 	die "lintian: errors or warnings (above; $OUT/lintian.log)"
 fi
+log "install, remove, purge in a scratch root"
+"$REPO/scripts/deb-install-test.sh" || die "the packages' install/remove test failed (above)"
+echo "$key" > "$OUT/.key"
 log "packages built in $(( $(date +%s) - t0 )) s:"
 ls -l "$OUT"/*.deb | awk '{ print "   " $NF " (" $5 " bytes)" }'
