@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make kernel-deb: linux-image and linux-headers .debs of the patched kernel
-# (the kernel's own bindeb-pkg) into $BUILD_ROOT/kernel-deb/.
+# (the kernel's own bindeb-pkg) into $BUILD_ROOT/kernel-deb/$KCONFIG/, plus
+# linux-libc-dev (the patched uapi). bindeb-pkg makes linux-headers only for a
+# config with CONFIG_MODULES: the distro config, not the (module-less) guest one.
 #
 #   KCONFIG=guest   the guest config, in the object dir make kernel built
 #                   ($BUILD_ROOT/obj-guest): bindeb-pkg reuses those objects
