@@ -17,12 +17,13 @@
 int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block)
 {
 	const struct plan *pl = &pr->plan;
-	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
+	bool from_read;
 	int ret;
 
 	ret = plan_block(pl, block, &c->bp);
 	if (ret)
 		return ret;
+	from_read = pr->engine->elide_identity_shuffle && c->bp.from_read;
 	c->nr_ops = 0;
 	for (int i = 0; i < c->bp.nr_reads; i++) {
 		const struct plan_io *io = &c->bp.reads[i];

@@ -30,6 +30,7 @@
 #include "files.h"
 #include "log.h"
 #include "pipeline_int.h"
+#include "status.h"
 
 #define MAX_RING_ENTRIES 32768
 
@@ -366,6 +367,7 @@ int pipeline_execute(struct pipeline_run *pr)
 {
 	struct pipeline_status *st = pr->env->status;
 	struct rusage t0, t1, p0, p1;
+	uint64_t moved;
 	int ret;
 
 	atomic_store(&st->state, PIPELINE_RUNNING);
@@ -397,10 +399,13 @@ int pipeline_execute(struct pipeline_run *pr)
 		ckpt_wind_down(pr, CKPT_FAILED);
 		return ret;
 	}
+	moved = pr->plan.p.length - pr->plan.p.start;
 	log_notice("pipeline %s: finished, %" PRIu64 " bytes, %s engine, %" PRIu64
-		   " io_uring_enter calls, %" PRIu64 " IORING_OP_BPF completions",
-		   pr->cfg.name, pr->plan.p.length - pr->plan.p.start, pr->engine->name,
-		   pr->ring.enters, atomic_load(&st->bpf_ops));
+		   " io_uring_enter calls, %" PRIu64 " IORING_OP_BPF completions, %.2f bytes "
+		   "memcpy'd per byte moved", pr->cfg.name, moved, pr->engine->name,
+		   pr->ring.enters, atomic_load(&st->bpf_ops),
+		   status_copied_per_byte(atomic_load(&st->bpf_bytes),
+					  atomic_load(&st->user_copied), moved));
 	return 0;
 }
 

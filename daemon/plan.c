@@ -248,6 +248,42 @@ static void stripe_spans(const struct plan *pl, uint64_t lo, uint64_t hi, int n,
 	}
 }
 
+/* the read or write of member @file (there is one: see one_unit_each()) */
+static struct plan_io *io_of(struct plan_io *ios, int nr, int file)
+{
+	for (int i = 0; i < nr; i++)
+		if (ios[i].file == file)
+			return &ios[i];
+	return &ios[0];
+}
+
+/*
+ * A stripe or destripe block where each member holds one stripe unit (or
+ * part of one): the members' ranges are the block's own sub-ranges, in
+ * member order, so writes (stripe) or reads (destripe) can use the read
+ * area in place (as many copies as members: every member with bytes has
+ * one). Offsets must keep O_DIRECT alignment, and only the
+ * block's last unit may be rounded up (its padding runs past the block).
+ * Sets bp->from_read.
+ */
+static bool one_unit_each(const struct plan *pl, struct block_plan *bp)
+{
+	int members = pl->p.transform == TRANSFORM_STRIPE ? bp->nr_writes : bp->nr_reads;
+	uint32_t align = pl->p.io_align;
+
+	if (bp->nr_copies != members)
+		return false;
+	for (int i = 0; i < bp->nr_copies; i++) {
+		const struct plan_copy *c = &bp->copies[i];
+		uint32_t at = pl->p.transform == TRANSFORM_STRIPE ? c->src_off : c->dst_off;
+
+		if (at % align || (c->len % align && at + c->len != bp->len))
+			return false;
+	}
+	bp->from_read = true;
+	return true;
+}
+
 int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 {
 	const struct plan_params *p = &pl->p;
@@ -264,6 +300,7 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 	bp->logical_off = lo;
 	bp->len = len;
 	bp->nr_reads = bp->nr_writes = bp->nr_copies = 0;
+	bp->from_read = pl->write_from_read;
 
 	switch (p->transform) {
 	case TRANSFORM_COPY:
@@ -296,6 +333,10 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 			if (m[d].bytes)
 				set_write(pl, &bp->writes[bp->nr_writes++], d, m[d].base,
 					  p->dest_offset + m[d].first, m[d].bytes, -1);
+		if (one_unit_each(pl, bp))
+			for (int i = 0; i < bp->nr_copies; i++)
+				io_of(bp->writes, bp->nr_writes, bp->copies[i].group)->rbuf_off =
+					bp->copies[i].src_off;
 		break;
 
 	case TRANSFORM_GATHER:
@@ -318,6 +359,16 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 			}
 			set_write(pl, &bp->writes[bp->nr_writes++], 0, 0,
 				  p->dest_offset + lo, len, -1);
+			if (one_unit_each(pl, bp)) {
+				/* each source reads straight into its place in the block */
+				for (int i = 0; i < bp->nr_copies; i++) {
+					struct plan_copy *c = &bp->copies[i];
+
+					io_of(bp->reads, bp->nr_reads, c->group)->buf_off = c->dst_off;
+					c->src_off = c->dst_off;
+				}
+				bp->writes[0].rbuf_off = 0;
+			}
 		} else {
 			for (int s = 0; s < p->nr_sources && lo < hi; s++) {
 				uint64_t a = pl->concat_start[s], b = pl->concat_start[s + 1];

@@ -75,6 +75,12 @@ struct block_plan {
 	int nr_reads;
 	int nr_writes;
 	int nr_copies;
+	/*
+	 * every write's bytes lie contiguous in the read area (rbuf_off):
+	 * always for copy, mirror and concat, and for stripe and destripe
+	 * blocks that hold one stripe unit per member at aligned offsets
+	 */
+	bool from_read;
 	struct plan_io *reads;
 	struct plan_io *writes;
 	struct plan_copy *copies;

@@ -281,9 +281,12 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 			fprintf(out, "  the daemon ended while this pipeline was %s; what was "
 				"durable (byte %" PRIu64 ") is kept, a restart resumes there\n",
 				e->state, e->bytes_durable);
-		if (e->bpf_ops || e->bpf_bytes || e->user_copied)
-			fprintf(out, "  shuffled in the kernel by IORING_OP_BPF: %" PRIu64 " bytes; "
-				"in userspace: %" PRIu64 " bytes\n", e->bpf_bytes, e->user_copied);
+		if (e->bytes_done > e->bytes_resumed)
+			fprintf(out, "  memcpy'd per byte moved: %.2f (by IORING_OP_BPF in the kernel: "
+				"%" PRIu64 " bytes; in userspace: %" PRIu64 " bytes)\n",
+				status_copied_per_byte(e->bpf_bytes, e->user_copied,
+						       e->bytes_done - e->bytes_resumed),
+				e->bpf_bytes, e->user_copied);
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);

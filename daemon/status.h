@@ -38,6 +38,17 @@ struct status_report {
 	int nr;
 };
 
+/*
+ * Bytes memcpy'd (by IORING_OP_BPF in the kernel plus in userspace) per
+ * byte moved in this run: 0 where every write goes out of the buffer its
+ * bytes were read into, 1 for a gather or scatter, N for a copied N-way
+ * mirror.
+ */
+static inline double status_copied_per_byte(uint64_t kernel, uint64_t user, uint64_t moved)
+{
+	return moved ? (double)(kernel + user) / (double)moved : 0.0;
+}
+
 /* atomically replace @path */
 int status_write(const char *path, const struct status_report *r);
 int status_read(const char *path, struct status_report *r);

@@ -771,6 +771,42 @@ static void stripe_copies_in_userspace_on_the_uring_engine(void **state)
 	free(buf);
 }
 
+/*
+ * A block of one stripe unit per member is written out of the read area at
+ * each unit's offset and a destripe reads each member's unit straight into
+ * its place: nothing is memcpy'd, and the bytes still land where they belong.
+ */
+static void one_unit_stripes_and_destripes_memcpy_nothing(void **state)
+{
+	struct fx *f = *state;
+	size_t len = (1 << 20) + 4096 + 17;	/* a short last block and a partial unit */
+	uint8_t *buf = malloc(len), *parts[2];
+	uint64_t plen[2];
+
+	tu_fill(buf, len, 16);
+	make_file(f, "src", buf, len);
+	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = stripe\nsource = @D/src\n"
+			     "destination = @D/s0\ndestination = @D/s1\nblock_size = 128K\n"
+			     "stripe_unit = 64K\n"), 0);
+	print_message("stripe: %lu bytes memcpy'd\n",
+		      (unsigned long)atomic_load(&f->st.user_copied));
+	assert_true(atomic_load(&f->st.user_copied) == 0);
+	stripe_ref(buf, len, 2, 64 << 10, parts, plen);
+	expect_file(f, "s0", parts[0], plen[0]);
+	expect_file(f, "s1", parts[1], plen[1]);
+
+	assert_int_equal(run(f, "[pipeline q]\nengine = uring\ntransform = gather\n"
+			     "gather = destripe\nsource = @D/s0\nsource = @D/s1\n"
+			     "destination = @D/back\nblock_size = 128K\nstripe_unit = 64K\n"), 0);
+	print_message("destripe: %lu bytes memcpy'd\n",
+		      (unsigned long)atomic_load(&f->st.user_copied));
+	assert_true(atomic_load(&f->st.user_copied) == 0);
+	expect_file(f, "back", buf, len);
+	free(parts[0]);
+	free(parts[1]);
+	free(buf);
+}
+
 static const struct { const char *tag; enum transform t; enum gather_layout g; } transforms[] = {
 	{ "copy", TRANSFORM_COPY, GATHER_CONCAT },
 	{ "mirror", TRANSFORM_MIRROR, GATHER_CONCAT },
@@ -846,6 +882,7 @@ int main(void)
 	T(engine_auto_falls_back_to_uring_and_says_so);
 	T(enters_are_counted_once_per_batch);
 	T(stripe_copies_in_userspace_on_the_uring_engine);
+	T(one_unit_stripes_and_destripes_memcpy_nothing);
 #undef T
 	return _cmocka_run_group_tests("uring engine", tests, n, NULL, NULL);
 }

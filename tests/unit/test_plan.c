@@ -77,7 +77,8 @@ static void sim_run(struct sim *s, const struct plan *pl, bool from_read)
 			assert_true(io->len <= io->expect && io->expect <= io->io_len);
 			assert_int_equal(io->buf_off % pl->region_align == 0 ||
 					 s->p.transform == TRANSFORM_GATHER, 1);
-			memcpy(r + io->buf_off, s->src[io->file] + io->file_off, io->len);
+			/* all a read returns lands, also an O_DIRECT tail past len */
+			memcpy(r + io->buf_off, s->src[io->file] + io->file_off, io->expect);
 		}
 		uint64_t copied = 0;
 		for (int i = 0; i < bp.nr_copies; i++) {
@@ -101,7 +102,7 @@ static void sim_run(struct sim *s, const struct plan *pl, bool from_read)
 			assert_true(io->len > 0);
 			assert_true(io->io_len == io->expect);
 			assert_true(io->file_off + io->len < s->dst_size);
-			if (from_read) {
+			if (from_read && bp.from_read) {
 				assert_true(io->rbuf_off >= 0);
 				from = r + io->rbuf_off;
 			} else {
@@ -176,15 +177,29 @@ static void sim_check(const struct sim *s)
 	}
 }
 
-/* one point of the grid: plan it, run it, check it */
-static void check_layout(enum transform t, enum gather_layout g, int n, uint32_t bs,
-			 uint32_t su, uint64_t len, uint64_t offset, uint64_t dest_offset,
-			 uint64_t start)
+static uint64_t count_from_read(const struct plan *pl)
+{
+	struct block_plan bp;
+	uint64_t n = 0;
+
+	assert_int_equal(block_plan_alloc(pl, &bp), 0);
+	for (uint64_t b = 0; b < pl->nr_blocks; b++) {
+		assert_int_equal(plan_block(pl, b, &bp), 0);
+		n += bp.from_read;
+	}
+	block_plan_free(&bp);
+	return n;
+}
+
+/* one point of the grid: plan it, run it, check it; blocks planned from_read */
+static uint64_t check_layout_aligned(enum transform t, enum gather_layout g, int n, uint32_t bs,
+				     uint32_t su, uint64_t len, uint64_t offset,
+				     uint64_t dest_offset, uint64_t start, uint32_t io_align)
 {
 	struct plan_params p = {
 		.transform = t, .gather = g, .block_size = bs, .stripe_unit = su,
 		.offset = offset, .dest_offset = dest_offset, .length = len, .start = start,
-		.io_align = 1,
+		.io_align = io_align,
 	};
 	uint64_t sizes[CONFIG_MAX_FILES];
 	struct sim s;
@@ -209,8 +224,8 @@ static void check_layout(enum transform t, enum gather_layout g, int n, uint32_t
 	s.p = pl.p;
 	sim_run(&s, &pl, false);
 	sim_check(&s);
-	if (pl.write_from_read) {
-		/* the uring engine's zero-copy path must see the same bytes */
+	{
+		/* the zero-copy path (every block that allows it) must see the same bytes */
 		sim_free(&s);
 		sim_init(&s, &p, sizes, len * 31 + bs + su + n);
 		s.p = pl.p;
@@ -218,6 +233,14 @@ static void check_layout(enum transform t, enum gather_layout g, int n, uint32_t
 		sim_check(&s);
 	}
 	sim_free(&s);
+	return count_from_read(&pl);
+}
+
+static void check_layout(enum transform t, enum gather_layout g, int n, uint32_t bs,
+			 uint32_t su, uint64_t len, uint64_t offset, uint64_t dest_offset,
+			 uint64_t start)
+{
+	check_layout_aligned(t, g, n, bs, su, len, offset, dest_offset, start, 1);
 }
 
 static const uint32_t block_sizes[] = { 512, 1000, 4096, 12288, 65536 };
@@ -329,6 +352,41 @@ static void tail_block_holds_the_remainder(void **state)
 	assert_int_equal(bp.writes[0].len, 1);
 	assert_int_equal(plan_block(&pl, 4, &bp), -EINVAL);
 	block_plan_free(&bp);
+}
+
+/*
+ * Stripe and destripe with one unit per member per block need no shuffle:
+ * every block is planned from the read area (and the sim still gets the
+ * right bytes, O_DIRECT tails included); with two units per member only a
+ * short last block is.
+ */
+static void one_unit_per_member_stripes_plan_zero_copy(void **state)
+{
+	static const enum gather_layout gl[] = { GATHER_CONCAT, GATHER_DESTRIPE };
+	const uint32_t su = 4096;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		enum transform t = k ? TRANSFORM_GATHER : TRANSFORM_STRIPE;
+
+		for (int n = 2; n <= 3; n++) {
+			uint64_t lens[] = { n * su * 5ULL, n * su * 5ULL + 700, n * su * 3ULL - 100 };
+
+			for (int i = 0; i < 3; i++) {
+				uint64_t blocks = (lens[i] + n * su - 1) / (n * su), tail;
+
+				assert_int_equal(check_layout_aligned(t, gl[k], n, n * su, su, lens[i],
+								      0, 0, 0, 512), blocks);
+				assert_int_equal(check_layout_aligned(t, gl[k], n, n * su, su, lens[i],
+								      0, 0, 0, 1), blocks);
+				/* only a short last block of one unit each qualifies */
+				tail = lens[i] % (2 * n * su);
+				assert_int_equal(check_layout_aligned(t, gl[k], n, 2 * n * su, su,
+								      lens[i], 0, 0, 0, 512),
+						 tail && tail <= n * su);
+			}
+		}
+	}
 }
 
 static void direct_io_rounds_tails_up_and_expects_eof(void **state)
@@ -464,6 +522,7 @@ int main(void)
 		cmocka_unit_test(tail_block_holds_the_remainder),
 		cmocka_unit_test(direct_io_rounds_tails_up_and_expects_eof),
 		cmocka_unit_test(stripe_member_regions_start_aligned),
+		cmocka_unit_test(one_unit_per_member_stripes_plan_zero_copy),
 		cmocka_unit_test(stripe_shares_sum_to_the_stream),
 		cmocka_unit_test(inconsistent_destripe_sources_are_rejected),
 		cmocka_unit_test(concat_longer_than_its_sources_is_rejected),
