@@ -43,7 +43,7 @@ mkdir -p "$root/var/lib/iou-offload"
 echo checkpoint > "$root/var/lib/iou-offload/copy.ckpt"
 echo "# local edit" >> "$root/etc/iou-offloadd.conf"
 check "dpkg -r iou-offload-demo iou-offload" dpkg_root -r iou-offload-demo iou-offload
-check "remove: the binary is gone (unit stop: prerm, checked in the guest by 45-package)" test ! -e "$root/usr/sbin/iou-offloadd"
+check "remove: the binary is gone (unit stop: prerm, checked in the guest by the package suite)" test ! -e "$root/usr/sbin/iou-offloadd"
 check "remove: the unit file is gone" test ! -e "$root/lib/systemd/system/iou-offloadd.service"
 check "remove: the edited conffile is kept" grep -q "local edit" "$root/etc/iou-offloadd.conf"
 check "remove: /var/lib/iou-offload is kept" test -f "$root/var/lib/iou-offload/copy.ckpt"

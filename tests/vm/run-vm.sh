@@ -19,6 +19,7 @@
 # iou.suite_timeout=N), VM_TSC_KHZ, VM_SCRATCH_MB (default 0: no scratch disk;
 # N: an N MiB zeroed virtio disk, serial iou-scratch, for the suites),
 # VM_SCRATCH_IMG (an existing file as that disk, kept after the run),
+# VM_SCRATCH_BPS (cap that disk's reads plus writes at N bytes/s),
 # VM_RESET=sysrq|kill (the boot is to end in a hard reset; see reset-test.sh).
 # Each run's console log, TAP log and artifacts stay in $BUILD_ROOT/runs/.
 set -euo pipefail
@@ -116,14 +117,20 @@ fi
 rm -f "$results"
 truncate -s 256M "$results"
 scratch_args=()
+scratch_file=""
 if [ -n "${VM_SCRATCH_IMG:-}" ]; then
 	# a scratch disk that outlives this boot (tests/vm/reset-test.sh)
 	[ -f "$VM_SCRATCH_IMG" ] || die "no scratch image at $VM_SCRATCH_IMG"
-	scratch_args=(-drive "file=$VM_SCRATCH_IMG,format=raw,if=none,id=scratch,cache=unsafe"
-		-device virtio-blk-pci,drive=scratch,serial=iou-scratch)
+	scratch_file=$VM_SCRATCH_IMG
 elif [ "$VM_SCRATCH_MB" -gt 0 ]; then
 	truncate -s "${VM_SCRATCH_MB}M" "$run/scratch.raw"
-	scratch_args=(-drive "file=$run/scratch.raw,format=raw,if=none,id=scratch,cache=unsafe"
+	scratch_file=$run/scratch.raw
+fi
+if [ -n "$scratch_file" ]; then
+	throttle=""
+	# a disk as slow as a real one, so a copy takes a known while
+	[ "${VM_SCRATCH_BPS:-0}" -gt 0 ] && throttle=",throttling.bps-total=$VM_SCRATCH_BPS"
+	scratch_args=(-drive "file=$scratch_file,format=raw,if=none,id=scratch,cache=unsafe$throttle"
 		-device virtio-blk-pci,drive=scratch,serial=iou-scratch)
 fi
 

@@ -78,6 +78,8 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 	# the sources and the config must survive the reset; what the daemon
 	# writes from here on is only as durable as it makes it
 	sync
+	# read the sources from the (throttled) disk, not from the page cache
+	echo 3 > /proc/sys/vm/drop_caches
 	RANDOM=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 	# the host needs a moment to see the marker and kill QEMU, while the
 	# copy goes on: aim earlier there, so the plug is pulled mid-copy
