@@ -83,6 +83,12 @@ uint64_t claim_len(const struct pipeline_config *pc, bool dest, int i)
 	return pc->length;
 }
 
+int claim_file(struct file_claim *c, const char *path, int line, bool write,
+	       uint64_t start, uint64_t len)
+{
+	return claim_one(c, path, line, write, start, len);
+}
+
 int claims_of(const struct pipeline_config *pc, struct pipeline_claims *out)
 {
 	int ret = 0;
@@ -124,6 +130,11 @@ static bool collide(const struct file_claim *a, const struct file_claim *b)
 	if (!a->bdev || !b->bdev)
 		return true;
 	return a->start < b->end && b->start < a->end;
+}
+
+bool claims_collide(const struct file_claim *a, const struct file_claim *b)
+{
+	return collide(a, b);
 }
 
 static int range_str(char *buf, size_t len, const struct file_claim *c)

@@ -32,6 +32,12 @@ struct pipeline_claims {
  * offset; UINT64_MAX when the length is "to the end" */
 uint64_t claim_len(const struct pipeline_config *pc, bool dest, int i);
 
+/* one file's claim, for users other than pipelines (devices' backing) */
+int claim_file(struct file_claim *c, const char *path, int line, bool write,
+	       uint64_t start, uint64_t len);
+/* both touch the same bytes of one file and at least one writes them */
+bool claims_collide(const struct file_claim *a, const struct file_claim *b);
+
 /* stat every file of @pc (nothing is opened); 0 or -ENOMEM */
 int claims_of(const struct pipeline_config *pc, struct pipeline_claims *out);
 void claims_free(struct pipeline_claims *pcl);

@@ -4,6 +4,7 @@
  *
  *   [daemon]            daemon settings, and defaults for every pipeline
  *   [pipeline NAME]     one data-moving pipeline; may override the defaults
+ *   [device NAME]       one ublk block device (config_device.c)
  *
  * Every problem becomes one message that names file:line, the key and what
  * was expected; parsing goes on after an error so that one run of
@@ -39,10 +40,10 @@ const struct key_def keys[] = {
 	{ "log_level",		 K_LOG_LEVEL,		IN_DAEMON },
 	{ "exit_when_done",	 K_EXIT_WHEN_DONE,	IN_DAEMON },
 	{ "progress_interval",	 K_PROGRESS_INTERVAL,	IN_DAEMON },
-	{ "engine",		 K_ENGINE,		IN_BOTH },
-	{ "queue_depth",	 K_QUEUE_DEPTH,		IN_BOTH },
+	{ "engine",		 K_ENGINE,		IN_ALL },
+	{ "queue_depth",	 K_QUEUE_DEPTH,		IN_ALL },
 	{ "block_size",		 K_BLOCK_SIZE,		IN_BOTH },
-	{ "stripe_unit",	 K_STRIPE_UNIT,		IN_BOTH },
+	{ "stripe_unit",	 K_STRIPE_UNIT,		IN_ALL },
 	{ "checkpoint_interval", K_CHECKPOINT_INTERVAL,	IN_BOTH },
 	{ "retries",		 K_RETRIES,		IN_BOTH },
 	{ "retry_delay",	 K_RETRY_DELAY,		IN_BOTH },
@@ -57,6 +58,13 @@ const struct key_def keys[] = {
 	{ "offset",		 K_OFFSET,		IN_PIPELINE },
 	{ "dest_offset",	 K_DEST_OFFSET,		IN_PIPELINE },
 	{ "length",		 K_LENGTH,		IN_PIPELINE },
+	{ "target",		 K_TARGET,		IN_DEVICE },
+	{ "backing",		 K_BACKING,		IN_DEVICE },
+	{ "nr_queues",		 K_NR_QUEUES,		IN_DEVICE },
+	{ "max_io_size",	 K_MAX_IO_SIZE,		IN_DEVICE },
+	{ "logical_block_size",	 K_LOGICAL_BLOCK_SIZE,	IN_DEVICE },
+	{ "read_policy",	 K_READ_POLICY,		IN_DEVICE },
+	{ "size",		 K_SIZE,		IN_DEVICE },
 };
 
 const char *config_key_name(unsigned int i)
@@ -101,6 +109,9 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 		sec = "[daemon]: ";
 	} else if (st->sec == SEC_PIPELINE && st->cur) {
 		snprintf(secbuf, sizeof(secbuf), "[pipeline %s]: ", st->cur->name);
+		sec = secbuf;
+	} else if (st->sec == SEC_DEVICE && st->dev) {
+		snprintf(secbuf, sizeof(secbuf), "[device %s]: ", st->dev->name);
 		sec = secbuf;
 	}
 	if (asprintf(&msg, "%s:%d: %s%s", st->file, line, sec, body) < 0) {
@@ -194,6 +205,54 @@ static int pipelines_add(struct parse_state *st, const char *name)
 	return 0;
 }
 
+static int devices_add(struct parse_state *st, const char *name)
+{
+	struct daemon_config *cfg = st->cfg;
+	struct device_config *n;
+
+	n = realloc(cfg->devices, (cfg->nr_devices + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	cfg->devices = n;
+	st->dev = &n[cfg->nr_devices++];
+	device_init(st->dev);
+	snprintf(st->dev->name, sizeof(st->dev->name), "%s", name);
+	st->dev->line = st->line;
+	return 0;
+}
+
+static void device_section_begin(struct parse_state *st, const char *arg)
+{
+	if (!valid_pipeline_name(arg)) {
+		add_error(st, st->line,
+			  "invalid device name '%s': expected 1 to %d characters from "
+			  "A-Z a-z 0-9 . _ - (not starting with . or -)",
+			  arg, CONFIG_NAME_MAX);
+		st->sec = SEC_BAD;
+		return;
+	}
+	for (int i = 0; i < st->cfg->nr_devices; i++) {
+		if (!strcmp(st->cfg->devices[i].name, arg)) {
+			add_error(st, st->line,
+				  "duplicate section [device %s] (first at line %d)",
+				  arg, st->cfg->devices[i].line);
+			st->sec = SEC_BAD;
+			return;
+		}
+	}
+	if (st->cfg->nr_devices >= CONFIG_MAX_DEVICES) {
+		add_error(st, st->line, "too many devices: at most %d", CONFIG_MAX_DEVICES);
+		st->sec = SEC_BAD;
+		return;
+	}
+	if (devices_add(st, arg)) {
+		st->oom = 1;
+		st->sec = SEC_BAD;
+		return;
+	}
+	st->sec = SEC_DEVICE;
+}
+
 static void section_begin(struct parse_state *st, char *inner)
 {
 	char *name = trim(inner);
@@ -201,6 +260,7 @@ static void section_begin(struct parse_state *st, char *inner)
 
 	st->sec_line = st->line;
 	st->cur = NULL;
+	st->dev = NULL;
 	if (!strcmp(name, "daemon")) {
 		if (st->daemon_line) {
 			st->sec = SEC_NONE;
@@ -214,9 +274,13 @@ static void section_begin(struct parse_state *st, char *inner)
 		return;
 	}
 	st->sec = SEC_NONE;
+	if (!strncmp(name, "device", 6) && (name[6] == ' ' || name[6] == '\t')) {
+		device_section_begin(st, trim(name + 6));
+		return;
+	}
 	if (strncmp(name, "pipeline", 8) || (name[8] != ' ' && name[8] != '\t')) {
-		add_error(st, st->line,
-			  "unknown section [%s]: expected [daemon] or [pipeline NAME]", name);
+		add_error(st, st->line, "unknown section [%s]: expected [daemon], "
+			  "[pipeline NAME] or [device NAME]", name);
 		st->sec = SEC_BAD;
 		return;
 	}
@@ -341,6 +405,7 @@ static char *config_reader(char *str, int num, void *stream)
 			/* inih reports the syntax error; keys below belong nowhere */
 			st->sec = SEC_BAD;
 			st->cur = NULL;
+			st->dev = NULL;
 		}
 	}
 	return str;
@@ -382,17 +447,30 @@ static int config_handler(void *user, const char *section, const char *name,
 		return 1;
 	}
 	if (st->sec == SEC_DAEMON && !(k->scope & IN_DAEMON)) {
-		add_error(st, st->line,
-			  "key '%s' is only valid in [pipeline NAME] sections", name);
+		add_error(st, st->line, "key '%s' is only valid in [%s NAME] sections", name,
+			  k->scope == IN_DEVICE ? "device" : "pipeline");
 		return 1;
 	}
 	if (st->sec == SEC_PIPELINE && !(k->scope & IN_PIPELINE)) {
-		add_error(st, st->line, "key '%s' is only valid in [daemon]", name);
+		add_error(st, st->line, "key '%s' is only valid in %s", name,
+			  k->scope == IN_DAEMON ? "[daemon]" : "[device NAME] sections");
 		return 1;
 	}
-	key_line = st->sec == SEC_DAEMON ? st->cfg->key_line : st->cur->key_line;
-	key_valid = st->sec == SEC_DAEMON ? &st->cfg->key_valid : &st->cur->key_valid;
-	repeatable = k->id == K_SOURCE || k->id == K_DESTINATION;
+	if (st->sec == SEC_DEVICE && !(k->scope & IN_DEVICE)) {
+		add_error(st, st->line, "key '%s' is not valid in [device NAME] sections", name);
+		return 1;
+	}
+	if (st->sec == SEC_DAEMON) {
+		key_line = st->cfg->key_line;
+		key_valid = &st->cfg->key_valid;
+	} else if (st->sec == SEC_DEVICE) {
+		key_line = st->dev->key_line;
+		key_valid = &st->dev->key_valid;
+	} else {
+		key_line = st->cur->key_line;
+		key_valid = &st->cur->key_valid;
+	}
+	repeatable = k->id == K_SOURCE || k->id == K_DESTINATION || k->id == K_BACKING;
 	if (key_line[k->id] && !repeatable) {
 		add_error(st, st->line, "duplicate key '%s' (first set at line %d)",
 			  name, key_line[k->id]);
@@ -400,6 +478,8 @@ static int config_handler(void *user, const char *section, const char *name,
 	}
 	if (st->sec == SEC_DAEMON)
 		ret = set_daemon_key(st, k, value);
+	else if (st->sec == SEC_DEVICE)
+		ret = set_device_key(st, k, value);
 	else
 		ret = set_pipeline_key(st, k, value);
 	/* an invalid value leaves the field unset: the default stays in force */
@@ -493,6 +573,10 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 	for (int i = 0; i < cfg->nr_pipelines; i++)
 		pipeline_resolve(&st, &cfg->pipelines[i]);
 	if (pipelines_check_claims(&st, cfg))
+		st.oom = 1;
+	for (int i = 0; i < cfg->nr_devices; i++)
+		device_resolve(&st, &cfg->devices[i]);
+	if (devices_check_claims(&st, cfg))
 		st.oom = 1;
 	if (config_set_default_dirs(cfg))
 		st.oom = 1;

@@ -13,6 +13,7 @@
 #define CONFIG_NAME_MAX		64
 #define CONFIG_MAX_BYTES	(1 << 20)
 #define CONFIG_MAX_PIPELINES	256
+#define CONFIG_MAX_DEVICES	64
 #define PROGRESS_INTERVAL_DEFAULT 10	/* seconds between progress log lines */
 #define PROGRESS_INTERVAL_MAX	86400
 
@@ -71,6 +72,38 @@ struct pipeline_config {
 	uint32_t key_valid;
 };
 
+/* [device NAME]: a ublk block device served by the daemon (device_config.c) */
+enum device_target {
+	TARGET_LINEAR,		/* the members one after the other */
+	TARGET_STRIPE,		/* RAID-0 in stripe_unit */
+	TARGET_MIRROR,		/* RAID-1: every write to all, reads from one */
+};
+
+enum read_policy {
+	READ_ROUND_ROBIN,	/* requests alternate between healthy members */
+	READ_PRIMARY,		/* the first healthy member */
+};
+
+struct device_config {
+	char name[CONFIG_NAME_MAX + 1];
+	int line;			/* of the [device NAME] header */
+	enum device_target target;
+	char *backing[CONFIG_MAX_FILES];
+	int backing_line[CONFIG_MAX_FILES];
+	int nr_backing;
+	uint64_t member_size[CONFIG_MAX_FILES];	/* bytes each member has (found by the check) */
+	enum engine_kind engine;
+	uint32_t nr_queues;
+	uint32_t queue_depth;
+	uint32_t max_io_size;
+	uint32_t logical_block_size;
+	uint32_t stripe_unit;
+	enum read_policy read_policy;
+	uint64_t size;			/* 0 in the file: as large as the members allow */
+	int key_line[32];
+	uint32_t key_valid;
+};
+
 struct daemon_config {
 	char *path;
 	char *state_dir;
@@ -81,6 +114,8 @@ struct daemon_config {
 	struct pipeline_settings defaults;
 	struct pipeline_config *pipelines;
 	int nr_pipelines;
+	struct device_config *devices;
+	int nr_devices;
 	int key_line[32];
 	uint32_t key_valid;
 };
@@ -113,7 +148,18 @@ void pipeline_config_free(struct pipeline_config *pc);
 /* stable 64-bit fingerprint of the layout-relevant keys, for checkpoints */
 uint64_t pipeline_config_fingerprint(const struct pipeline_config *pc);
 
+const struct device_config *config_find_device(const struct daemon_config *cfg,
+					       const char *name);
+/* true if a running device needs no restart to match @b */
+bool device_config_same(const struct device_config *a, const struct device_config *b);
+int device_config_dup(const struct device_config *src, struct device_config *dst);
+void device_config_free(struct device_config *dc);
+/* bytes member @i holds of a device of dc->size bytes */
+uint64_t device_member_share(const struct device_config *dc, int i);
+
 const char *transform_to_string(enum transform t);
+const char *device_target_to_string(enum device_target t);
+const char *read_policy_to_string(enum read_policy p);
 const char *gather_layout_to_string(enum gather_layout g);
 const char *engine_kind_to_string(enum engine_kind e);
 

@@ -22,6 +22,8 @@ enum key_id {
 	K_TRANSFORM, K_GATHER, K_SOURCE, K_DESTINATION,
 	K_OFFSET, K_DEST_OFFSET, K_LENGTH,
 	K_PROGRESS_INTERVAL,
+	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
+	K_READ_POLICY, K_SIZE,
 	K_NR,
 };
 
@@ -29,6 +31,8 @@ enum key_scope {
 	IN_DAEMON = 1,
 	IN_PIPELINE = 2,
 	IN_BOTH = 3,
+	IN_DEVICE = 4,
+	IN_ALL = 7,
 };
 
 struct key_def {
@@ -55,6 +59,7 @@ enum section_kind {
 	SEC_NONE,
 	SEC_DAEMON,
 	SEC_PIPELINE,
+	SEC_DEVICE,
 	SEC_BAD,		/* unknown or invalid: its keys are ignored */
 };
 
@@ -68,6 +73,7 @@ struct parse_state {
 	int sec_line;
 	int daemon_line;
 	struct pipeline_config *cur;	/* when sec == SEC_PIPELINE */
+	struct device_config *dev;	/* when sec == SEC_DEVICE */
 	struct daemon_config *cfg;
 	struct config_errors *errs;
 	int oom;
@@ -86,6 +92,17 @@ int set_daemon_key(struct parse_state *st, const struct key_def *k, const char *
 int set_setting(struct parse_state *st, struct pipeline_settings *s, const struct key_def *k,
 		const char *value);
 int set_string(struct parse_state *st, char **dst, const char *name, const char *value);
+
+/* config_device.c: [device NAME] keys, and the checks after the file */
+void device_init(struct device_config *dc);
+int set_device_key(struct parse_state *st, const struct key_def *k, const char *value);
+void device_resolve(struct parse_state *st, struct device_config *dc);
+int devices_check_claims(struct parse_state *st, struct daemon_config *cfg);
+int check_size(struct parse_state *st, const char *name, const char *value,
+	       uint64_t lo, uint64_t hi, uint64_t *out);
+int check_range_u32(struct parse_state *st, const char *name, const char *value,
+		    uint32_t lo, uint32_t hi, uint32_t *out);
+int set_engine(struct parse_state *st, const char *value, enum engine_kind *out);
 
 /* config_check.c */
 void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc);

@@ -96,7 +96,7 @@ int set_string(struct parse_state *st, char **dst, const char *name,
 	return 0;
 }
 
-static int check_range_u32(struct parse_state *st, const char *name, const char *value,
+int check_range_u32(struct parse_state *st, const char *name, const char *value,
 			   uint32_t lo, uint32_t hi, uint32_t *out)
 {
 	uint64_t v;
@@ -124,7 +124,7 @@ static void size_to_string(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
-static int check_size(struct parse_state *st, const char *name, const char *value,
+int check_size(struct parse_state *st, const char *name, const char *value,
 		      uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char los[32], his[32];
@@ -143,6 +143,24 @@ static int check_size(struct parse_state *st, const char *name, const char *valu
 	return 0;
 }
 
+int set_engine(struct parse_state *st, const char *value, enum engine_kind *out)
+{
+	if (!strcmp(value, "auto"))
+		*out = ENGINE_AUTO;
+	else if (!strcmp(value, "bpf"))
+		*out = ENGINE_BPF;
+	else if (!strcmp(value, "uring"))
+		*out = ENGINE_URING;
+	else if (!strcmp(value, "loop"))
+		*out = ENGINE_LOOP;
+	else {
+		add_error(st, st->line, "engine = '%s': expected auto, bpf, loop or uring",
+			  value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int set_setting(struct parse_state *st, struct pipeline_settings *s,
 		       const struct key_def *k, const char *value)
 {
@@ -151,20 +169,7 @@ int set_setting(struct parse_state *st, struct pipeline_settings *s,
 
 	switch (k->id) {
 	case K_ENGINE:
-		if (!strcmp(value, "auto"))
-			s->engine = ENGINE_AUTO;
-		else if (!strcmp(value, "bpf"))
-			s->engine = ENGINE_BPF;
-		else if (!strcmp(value, "uring"))
-			s->engine = ENGINE_URING;
-		else if (!strcmp(value, "loop"))
-			s->engine = ENGINE_LOOP;
-		else {
-			add_error(st, st->line, "engine = '%s': expected auto, bpf, loop or uring",
-				  value);
-			return -EINVAL;
-		}
-		return 0;
+		return set_engine(st, value, &s->engine);
 	case K_QUEUE_DEPTH:
 		return check_range_u32(st, k->name, value, QD_MIN, QD_MAX, &s->queue_depth);
 	case K_BLOCK_SIZE:

@@ -46,6 +46,9 @@ void config_free(struct daemon_config *cfg)
 	for (int i = 0; i < cfg->nr_pipelines; i++)
 		pipeline_config_free(&cfg->pipelines[i]);
 	free(cfg->pipelines);
+	for (int i = 0; i < cfg->nr_devices; i++)
+		device_config_free(&cfg->devices[i]);
+	free(cfg->devices);
 	free(cfg->path);
 	free(cfg->state_dir);
 	free(cfg->runtime_dir);

@@ -496,9 +496,9 @@ static void unknown_sections_are_errors(void **state)
 {
 	(void)state;
 	expect_error("[deamon]\nqueue_depth = 4\n",
-		     "test.conf:1: unknown section [deamon]: expected [daemon] or [pipeline NAME]");
+		     "test.conf:1: unknown section [deamon]: expected [daemon], [pipeline NAME] or [device NAME]");
 	expect_error("[pipeline]\n",
-		     "test.conf:1: unknown section [pipeline]: expected [daemon] or [pipeline NAME]");
+		     "test.conf:1: unknown section [pipeline]: expected [daemon], [pipeline NAME] or [device NAME]");
 }
 
 static void pipeline_names_are_checked(void **state)

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: MIT
+/*
+ * [device NAME]: a ublk block device over files or block devices. Its keys,
+ * and the checks after the whole file is read: the target's member count,
+ * sizes that ublk and O_DIRECT accept, the members' sizes (each must hold
+ * its share of the device), and backing files that no other device or
+ * pipeline uses: two writers of one file would corrupt each other.
+ *
+ * Devices do not inherit from [daemon]: their queue depth and engine are
+ * the block device's, not a copy's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "claims.h"
+#include "config_int.h"
+#include "plan.h"
+
+#define NRQ_MAX		64
+#define MAX_IO_MIN	4096u
+#define MAX_IO_MAX	(1u << 20)
+#define DEV_SIZE_MAX	(1ULL << 50)
+
+void device_init(struct device_config *dc)
+{
+	memset(dc, 0, sizeof(*dc));
+	dc->engine = ENGINE_AUTO;
+	dc->nr_queues = 1;
+	dc->queue_depth = 64;
+	dc->max_io_size = 512u << 10;
+	dc->logical_block_size = 512;
+	dc->stripe_unit = 64u << 10;
+	dc->read_policy = READ_ROUND_ROBIN;
+}
+
+const char *device_target_to_string(enum device_target t)
+{
+	static const char *const names[] = { "linear", "stripe", "mirror" };
+
+	return (unsigned int)t < 3 ? names[t] : "?";
+}
+
+const char *read_policy_to_string(enum read_policy p)
+{
+	return p == READ_PRIMARY ? "primary" : "round-robin";
+}
+
+static bool pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int set_device_key(struct parse_state *st, const struct key_def *k, const char *value)
+{
+	struct device_config *dc = st->dev;
+	uint64_t v;
+	char *dup = NULL;
+
+	switch (k->id) {
+	case K_TARGET:
+		for (int t = TARGET_LINEAR; t <= TARGET_MIRROR; t++) {
+			if (!strcmp(value, device_target_to_string(t))) {
+				dc->target = t;
+				return 0;
+			}
+		}
+		add_error(st, st->line, "target = '%s': expected linear, stripe or mirror", value);
+		return -EINVAL;
+	case K_BACKING:
+		if (dc->nr_backing >= CONFIG_MAX_FILES) {
+			add_error(st, st->line, "backing = '%s': at most %d backing files per device",
+				  value, CONFIG_MAX_FILES);
+			return -EINVAL;
+		}
+		if (set_string(st, &dup, "backing", value))
+			return -EINVAL;
+		dc->backing_line[dc->nr_backing] = st->line;
+		dc->backing[dc->nr_backing++] = dup;
+		return 0;
+	case K_ENGINE:
+		if (set_engine(st, value, &dc->engine))
+			return -EINVAL;
+		if (dc->engine == ENGINE_LOOP) {
+			add_error(st, st->line, "engine = loop: not available for devices "
+				  "(expected auto, bpf or uring)");
+			dc->engine = ENGINE_AUTO;
+			return -EINVAL;
+		}
+		return 0;
+	case K_QUEUE_DEPTH:
+		return check_range_u32(st, k->name, value, QD_MIN, QD_MAX, &dc->queue_depth);
+	case K_NR_QUEUES:
+		return check_range_u32(st, k->name, value, 1, NRQ_MAX, &dc->nr_queues);
+	case K_STRIPE_UNIT:
+		if (check_size(st, k->name, value, SU_MIN, SU_MAX, &v))
+			return -EINVAL;
+		if (!pow2(v)) {
+			add_error(st, st->line, "stripe_unit = '%s': expected a power of two", value);
+			return -EINVAL;
+		}
+		dc->stripe_unit = v;
+		return 0;
+	case K_MAX_IO_SIZE:
+		if (check_size(st, k->name, value, MAX_IO_MIN, MAX_IO_MAX, &v))
+			return -EINVAL;
+		if (v % MAX_IO_MIN) {
+			/* ublk rounds the per-tag buffer down to pages */
+			add_error(st, st->line, "max_io_size = '%s': expected a multiple of 4K",
+				  value);
+			return -EINVAL;
+		}
+		dc->max_io_size = v;
+		return 0;
+	case K_LOGICAL_BLOCK_SIZE:
+		if (config_parse_size(value, &v) || !pow2(v) || v < 512 || v > 4096) {
+			add_error(st, st->line, "logical_block_size = '%s': expected 512, 1024, "
+				  "2048 or 4096", value);
+			return -EINVAL;
+		}
+		dc->logical_block_size = v;
+		return 0;
+	case K_READ_POLICY:
+		if (!strcmp(value, "round-robin"))
+			dc->read_policy = READ_ROUND_ROBIN;
+		else if (!strcmp(value, "primary"))
+			dc->read_policy = READ_PRIMARY;
+		else {
+			add_error(st, st->line, "read_policy = '%s': expected round-robin or primary",
+				  value);
+			return -EINVAL;
+		}
+		return 0;
+	case K_SIZE:
+		return check_size(st, k->name, value, 1, DEV_SIZE_MAX, &dc->size);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* bytes a backing file or block device has; -errno if it cannot be found */
+static int member_size(const char *path, uint64_t *out)
+{
+	struct stat sb;
+	int fd, ret = 0;
+
+	if (stat(path, &sb) < 0)
+		return -errno;
+	if (S_ISREG(sb.st_mode)) {
+		*out = sb.st_size;
+		return 0;
+	}
+	if (!S_ISBLK(sb.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, BLKGETSIZE64, out) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static uint64_t round_down(uint64_t v, uint64_t a)
+{
+	return v - v % a;
+}
+
+/* linear: member @i starts where the ones before it end */
+uint64_t device_member_share(const struct device_config *dc, int i)
+{
+	uint64_t left = dc->size, got;
+
+	switch (dc->target) {
+	case TARGET_STRIPE:
+		return plan_stripe_share(dc->size, dc->nr_backing, dc->stripe_unit, i);
+	case TARGET_MIRROR:
+		return dc->size;
+	case TARGET_LINEAR:
+	default:
+		for (int j = 0; j < i; j++) {
+			got = round_down(dc->member_size[j], dc->logical_block_size);
+			left -= got < left ? got : left;
+		}
+		got = round_down(dc->member_size[i], dc->logical_block_size);
+		return got < left ? got : left;
+	}
+}
+
+/* the size the members allow when the file does not set one */
+static uint64_t device_default_size(const struct device_config *dc)
+{
+	uint64_t min = UINT64_MAX, sum = 0;
+
+	for (int i = 0; i < dc->nr_backing; i++) {
+		sum += round_down(dc->member_size[i], dc->logical_block_size);
+		if (dc->member_size[i] < min)
+			min = dc->member_size[i];
+	}
+	if (dc->target == TARGET_LINEAR)
+		return sum;
+	if (dc->target == TARGET_STRIPE)
+		return round_down(min, dc->stripe_unit) * dc->nr_backing;
+	return round_down(min, dc->logical_block_size);
+}
+
+static void device_check_keys(struct parse_state *st, struct device_config *dc)
+{
+	int min = dc->target == TARGET_LINEAR ? 1 : 2;
+
+	if (dc->nr_backing < min)
+		add_error(st, dc->line, "target = %s needs at least %d backing files, got %d",
+			  device_target_to_string(dc->target), min, dc->nr_backing);
+	if (dc->key_line[K_STRIPE_UNIT] && dc->target != TARGET_STRIPE)
+		add_error(st, dc->key_line[K_STRIPE_UNIT],
+			  "key 'stripe_unit' is only valid with target = stripe");
+	if (dc->key_line[K_READ_POLICY] && dc->target != TARGET_MIRROR)
+		add_error(st, dc->key_line[K_READ_POLICY],
+			  "key 'read_policy' is only valid with target = mirror");
+	if (dc->target == TARGET_STRIPE && dc->stripe_unit % dc->logical_block_size)
+		add_error(st, dc->key_line[K_STRIPE_UNIT] ?: dc->line,
+			  "stripe_unit = %u is not a multiple of logical_block_size = %u",
+			  dc->stripe_unit, dc->logical_block_size);
+	if (dc->max_io_size % dc->logical_block_size)
+		add_error(st, dc->key_line[K_MAX_IO_SIZE] ?: dc->line,
+			  "max_io_size = %u is not a multiple of logical_block_size = %u",
+			  dc->max_io_size, dc->logical_block_size);
+	if (dc->size % dc->logical_block_size)
+		add_error(st, dc->key_line[K_SIZE],
+			  "size = %" PRIu64 " is not a multiple of logical_block_size = %u",
+			  dc->size, dc->logical_block_size);
+}
+
+/* every member exists and holds its share; 0 when the sizes are known */
+static int device_check_members(struct parse_state *st, struct device_config *dc)
+{
+	uint64_t need;
+	int ret, bad = 0;
+
+	for (int i = 0; i < dc->nr_backing; i++) {
+		ret = member_size(dc->backing[i], &dc->member_size[i]);
+		if (ret == -EINVAL)
+			add_error(st, dc->backing_line[i], "backing = '%s': not a regular file "
+				  "or a block device", dc->backing[i]);
+		else if (ret)
+			add_error(st, dc->backing_line[i], "backing = '%s': %s", dc->backing[i],
+				  ret == -ENOENT ? "does not exist (backing files are never "
+				  "created)" : strerror(-ret));
+		bad |= ret;
+	}
+	if (bad)
+		return -ENOENT;
+	if (!dc->size)
+		dc->size = device_default_size(dc);
+	if (!dc->size) {
+		add_error(st, dc->line, "the backing files hold no whole %s: the device would "
+			  "be empty", dc->target == TARGET_STRIPE ? "stripe_unit" :
+			  "logical block");
+		return -ENOSPC;
+	}
+	for (int i = 0; i < dc->nr_backing; i++) {
+		need = device_member_share(dc, i);
+		if (dc->target == TARGET_LINEAR || dc->member_size[i] >= need)
+			continue;
+		add_error(st, dc->backing_line[i], "backing = '%s': %" PRIu64 " bytes, too "
+			  "small: the device needs %" PRIu64 " bytes of it (size %" PRIu64 ")",
+			  dc->backing[i], dc->member_size[i], need, dc->size);
+		bad = -ENOSPC;
+	}
+	if (dc->target == TARGET_LINEAR && device_default_size(dc) < dc->size) {
+		add_error(st, dc->key_line[K_SIZE], "size = %" PRIu64 ": the backing files "
+			  "hold only %" PRIu64 " bytes", dc->size, device_default_size(dc));
+		bad = -ENOSPC;
+	}
+	return bad;
+}
+
+void device_resolve(struct parse_state *st, struct device_config *dc)
+{
+	st->sec = SEC_DEVICE;
+	st->dev = dc;
+	st->cur = NULL;
+	if (!dc->key_line[K_TARGET])
+		add_error(st, dc->line, "missing required key 'target' (linear, stripe or mirror)");
+	if (!dc->key_line[K_BACKING])
+		add_error(st, dc->line, "missing required key 'backing'");
+	if (!(dc->key_valid & (1u << K_TARGET)) || !dc->nr_backing)
+		return;
+	device_check_keys(st, dc);
+	for (int i = 0; i < dc->nr_backing; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(dc->backing[i], dc->backing[j]))
+				add_error(st, dc->backing_line[i], "backing '%s' is listed twice "
+					  "(first at line %d)", dc->backing[i], dc->backing_line[j]);
+	if (dc->key_line[K_SIZE] && !(dc->key_valid & (1u << K_SIZE)))
+		return;
+	device_check_members(st, dc);
+}
+
+/* the backing files of device @dc as claims: each written over its share */
+static int device_claims(const struct device_config *dc, struct file_claim *c)
+{
+	int ret = 0;
+
+	for (int i = 0; i < dc->nr_backing && !ret; i++)
+		ret = claim_file(&c[i], dc->backing[i], dc->backing_line[i], true, 0, UINT64_MAX);
+	return ret;
+}
+
+static void claims_release(struct file_claim *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(c[i].key);
+}
+
+static void device_against_pipelines(struct parse_state *st, struct daemon_config *cfg,
+				     const struct file_claim *mine, int n)
+{
+	struct pipeline_claims pcl;
+
+	for (int p = 0; p < cfg->nr_pipelines; p++) {
+		if (claims_of(&cfg->pipelines[p], &pcl))
+			continue;
+		for (int i = 0; i < n; i++) {
+			for (int j = 0; j < pcl.nr; j++) {
+				if (!claims_collide(&mine[i], &pcl.c[j]))
+					continue;
+				add_error(st, mine[i].line, "backing = '%s': the same file as "
+					  "pipeline %s's %s '%s' (line %d); the device and the "
+					  "pipeline would overwrite each other's data",
+					  mine[i].path, cfg->pipelines[p].name,
+					  pcl.c[j].write ? "destination" : "source",
+					  pcl.c[j].path, pcl.c[j].line);
+				break;
+			}
+		}
+		claims_free(&pcl);
+	}
+}
+
+/* no backing file is another device's, the same device's twice, or a pipeline's */
+int devices_check_claims(struct parse_state *st, struct daemon_config *cfg)
+{
+	struct file_claim (*c)[CONFIG_MAX_FILES];
+	int ret = 0, d;
+
+	if (!cfg->nr_devices)
+		return 0;
+	c = calloc(cfg->nr_devices, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (d = 0; d < cfg->nr_devices && !ret; d++)
+		ret = device_claims(&cfg->devices[d], c[d]);
+	for (int i = 0; i < cfg->nr_devices && !ret; i++) {
+		const struct device_config *a = &cfg->devices[i];
+
+		st->sec = SEC_DEVICE;
+		st->dev = &cfg->devices[i];
+		for (int m = 0; m < a->nr_backing; m++) {
+			for (int j = 0; j <= i; j++) {
+				const struct device_config *b = &cfg->devices[j];
+				int end = j == i ? m : b->nr_backing;
+
+				for (int n = 0; n < end; n++) {
+					/* the same string is device_resolve()'s message */
+					if ((j == i && !strcmp(a->backing[m], b->backing[n])) ||
+					    !claims_collide(&c[i][m], &c[j][n]))
+						continue;
+					add_error(st, a->backing_line[m], "backing = '%s': the "
+						  "same file as device %s's backing '%s' (line %d)",
+						  a->backing[m], b->name, b->backing[n],
+						  b->backing_line[n]);
+				}
+			}
+		}
+		device_against_pipelines(st, cfg, c[i], a->nr_backing);
+	}
+	for (int i = 0; i < d; i++)
+		claims_release(c[i], cfg->devices[i].nr_backing);
+	free(c);
+	return ret;
+}
+
+/* ---- copy, compare, free ---- */
+
+const struct device_config *config_find_device(const struct daemon_config *cfg,
+					       const char *name)
+{
+	for (int i = 0; i < cfg->nr_devices; i++)
+		if (!strcmp(cfg->devices[i].name, name))
+			return &cfg->devices[i];
+	return NULL;
+}
+
+void device_config_free(struct device_config *dc)
+{
+	for (int i = 0; i < dc->nr_backing; i++)
+		free(dc->backing[i]);
+	dc->nr_backing = 0;
+}
+
+int device_config_dup(const struct device_config *src, struct device_config *dst)
+{
+	*dst = *src;
+	for (int i = 0; i < src->nr_backing; i++) {
+		dst->backing[i] = strdup(src->backing[i]);
+		if (!dst->backing[i]) {
+			dst->nr_backing = i;
+			device_config_free(dst);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+bool device_config_same(const struct device_config *a, const struct device_config *b)
+{
+	if (a->target != b->target || a->nr_backing != b->nr_backing ||
+	    a->engine != b->engine || a->nr_queues != b->nr_queues ||
+	    a->queue_depth != b->queue_depth || a->max_io_size != b->max_io_size ||
+	    a->logical_block_size != b->logical_block_size ||
+	    a->stripe_unit != b->stripe_unit || a->read_policy != b->read_policy ||
+	    a->size != b->size)
+		return false;
+	for (int i = 0; i < a->nr_backing; i++)
+		if (strcmp(a->backing[i], b->backing[i]))
+			return false;
+	return true;
+}
