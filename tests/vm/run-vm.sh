@@ -20,7 +20,8 @@
 # N: an N MiB zeroed virtio disk, serial iou-scratch, for the suites),
 # VM_SCRATCH_IMG (an existing file as that disk, kept after the run),
 # VM_SCRATCH_BPS (cap that disk's reads plus writes at N bytes/s),
-# VM_RESET=sysrq|kill (the boot is to end in a hard reset; see reset-test.sh).
+# VM_RESET=sysrq|kill (the boot is to end in a hard reset; see reset-test.sh),
+# VM_CPU (TCG's -cpu model, default max; e.g. max,-erms).
 # Each run's console log, TAP log and artifacts stay in $BUILD_ROOT/runs/.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
@@ -110,7 +111,7 @@ esac
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
-	accel_args=(-accel tcg,thread=multi -cpu max)
+	accel_args=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}")
 fi
 
 # results disk: zeroed each run, so nothing stale can be read back
@@ -257,7 +258,7 @@ done
 [ "$guest" = fail ] && [ $failed -eq 0 ] && { echo "not ok - host: guest reported failure, but its TAP shows none"; failed=1; }
 
 first=$(grep -m1 -oE 'boot-to-first-test: [0-9.]+ s' "$tap" 2>/dev/null | grep -oE '[0-9.]+' || echo "?")
-echo "# accelerator $accel, boot to first test ${first} s guest uptime, whole VM run ${elapsed} s; run dir $run"
+echo "# accelerator $accel$([ "$accel" = tcg ] && echo " (-cpu ${VM_CPU:-max})"), boot to first test ${first} s guest uptime, whole VM run ${elapsed} s; run dir $run"
 if [ $failed -ne 0 ]; then
 	# the tail says most when the guest itself went wrong; keep it short otherwise
 	lines=15
