@@ -253,10 +253,15 @@ static int child(int sock, int dpid, int dfd)
 	crafted("FIXED wrapping address 0xfffffffffffff000 + 8192",
 		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
 		desc(IO_BPF_BUF_FIXED, 0, 8192, 0xfffffffffffff000ULL), 4096);
-	crafted("KFIXED offset that overflows the buffer address",
+	/* KFIXED's addr is an address in the buffer, as FIXED's (V2) */
+	crafted("KFIXED wrapping address 0xffffffffffffff00 + 4096",
 		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
 		desc(IO_BPF_BUF_KFIXED, 0, 4096, 0xffffffffffffff00ULL), 4096);
-	crafted("KFIXED offset past the end", desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
+	crafted("KFIXED range past the end of the buffer",
+		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
+		desc(IO_BPF_BUF_KFIXED, 0, 4096, (uintptr_t)buf_a + BUF_LEN - 1), 4096);
+	crafted("KFIXED address below the buffer (an offset, BUF_LEN - 1, given as addr)",
+		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
 		desc(IO_BPF_BUF_KFIXED, 0, 4096, BUF_LEN - 1), 4096);
 	crafted("USER wrapping address 0xfffffffffffff000 + 8192 as destination",
 		desc(IO_BPF_BUF_USER, 0, 8192, 0xfffffffffffff000ULL),
