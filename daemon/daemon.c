@@ -349,6 +349,8 @@ static void daemon_publish_status(struct daemon *d)
 	if (!r.entries)
 		return;
 	snprintf(r.config, sizeof(r.config), "%s", d->opts.config_path);
+	if (devices_status(&d->devices, &r))
+		log_debug("no memory for the devices' status");
 	line[0] = '\0';
 	/* oldest first: the list is newest first */
 	for (int i = n - 1; i >= 0; i--) {
@@ -364,12 +366,18 @@ static void daemon_publish_status(struct daemon *d)
 				off += entry_progress(line + off, sizeof(line) - off, e);
 		}
 	}
-	notify_status(n ? line : "no pipelines configured");
+	if (d->devices.list && off < sizeof(line) - 3) {
+		if (off)
+			off += snprintf(line + off, sizeof(line) - off, "; ");
+		devices_summary(&d->devices, line + off, sizeof(line) - off);
+	}
+	notify_status(n || d->devices.list ? line : "no pipelines configured");
 	daemon_show_progress(d, n ? line : NULL);
 	ret = status_write(d->status_path, &r);
 	if (ret)
 		log_debug("cannot write %s: %s", d->status_path, strerror(-ret));
 	free(r.entries);
+	free(r.devices);
 }
 
 /* ---- watchdog: ping only while every running pipeline's loop turns ---- */
@@ -464,6 +472,7 @@ static void daemon_reload(struct daemon *d)
 	d->cfg = next;
 	for (struct worker *w = d->workers; w; w = w->next)
 		w->env.state_dir = d->cfg.state_dir;
+	devices_reload(&d->devices, &d->cfg);
 	log_notice("reloaded %s: %d pipeline(s)", d->opts.config_path, d->cfg.nr_pipelines);
 	notify_ready();
 }
@@ -532,6 +541,7 @@ static void daemon_tick(struct daemon *d, int timeout_ms)
 	}
 	workers_reap(d);
 	workers_update_rates(d);
+	devices_update_rates(&d->devices, clock_mono_ns());
 	daemon_watchdog(d);
 }
 
@@ -611,6 +621,8 @@ int daemon_main(const struct daemon_options *opts)
 	log_notice("starting %d pipeline(s) from %s", d.cfg.nr_pipelines, opts->config_path);
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
 		worker_start(&d, &d.cfg.pipelines[i]);
+	/* before READY=1: a device is there (or has said why not) when the unit is up */
+	devices_start(&d.devices, &d.cfg);
 
 	ready_deadline = clock_mono_ns() + READY_WAIT_S * 1000000000ULL;
 	for (;;) {
@@ -625,10 +637,12 @@ int daemon_main(const struct daemon_options *opts)
 			daemon_publish_status(&d);
 			last_status = clock_mono_ns();
 		}
-		if (workers_all_exited(&d) &&
-		    (d.stopping || opts->once || d.cfg.exit_when_done))
+		/* devices are served until the daemon is told to stop */
+		if (workers_all_exited(&d) && (d.stopping ||
+		    ((opts->once || d.cfg.exit_when_done) && !d.devices.list)))
 			break;
 	}
+	devices_stop(&d.devices);
 	workers_reap(&d);
 	daemon_publish_status(&d);
 	daemon_end_progress(&d);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "devices.h"
 #include "engine.h"
 #include "pipeline.h"
 
@@ -55,6 +56,7 @@ struct daemon {
 	struct daemon_config cfg;
 	struct engine_probe probe;
 	struct worker *workers;
+	struct device_set devices;	/* [device NAME]s being served */
 	int sigfd;
 	int event_fd;			/* eventfd: pipelines wake the main thread */
 	uint64_t watchdog_usec;

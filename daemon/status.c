@@ -66,6 +66,7 @@ int status_write(const char *path, const struct status_report *r)
 		put_str(f, "error", e->error);
 		put_str(f, "note", e->note);
 	}
+	status_devices_write(f, r);
 	fprintf(f, "end\n");
 	if (fflush(f) || ferror(f))
 		ret = -EIO;
@@ -81,6 +82,7 @@ int status_write(const char *path, const struct status_report *r)
 void status_report_free(struct status_report *r)
 {
 	free(r->entries);
+	free(r->devices);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -121,6 +123,14 @@ int status_read(const char *path, struct status_report *r)
 			continue;
 		*eq = '\0';
 		v = eq + 1;
+		int dk = status_device_key(r, line, v);
+
+		if (dk < 0)
+			break;
+		if (dk) {
+			e = NULL;	/* the keys after a device line are the device's */
+			continue;
+		}
 		if (!strcmp(line, "pipeline")) {
 			struct status_entry *n = realloc(r->entries, (r->nr + 1) * sizeof(*n));
 
@@ -247,8 +257,10 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		fprintf(out, "iou-offloadd: not running (pid %d is gone); last status from "
 			"%" PRIu64 " s ago, config %s\n", (int)r->pid,
 			now > r->updated ? now - r->updated : 0, r->config);
+	status_devices_print(out, r, alive);
 	if (!r->nr) {
-		fprintf(out, "no pipelines configured\n");
+		if (!r->nr_devices)
+			fprintf(out, "no pipelines configured\n");
 		return;
 	}
 	fprintf(out, "%-16s %-11s %-6s %-9s %11s %11s %6s %9s %8s %8s %8s %6s\n",

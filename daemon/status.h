@@ -2,6 +2,7 @@
 #ifndef IOU_STATUS_H
 #define IOU_STATUS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -29,6 +30,21 @@ struct status_entry {
 	char note[512];
 };
 
+/* one [device NAME] as the daemon reports it (status_device.c) */
+struct status_device {
+	char name[65];
+	char state[16];			/* running, degraded, failed */
+	char path[32];			/* /dev/ublkbN */
+	char target[16];
+	char engine[16];
+	uint64_t size;
+	uint64_t reads, writes, bytes_read, bytes_written, errors;
+	uint32_t in_flight;
+	double iops, rate_bps;
+	int members, degraded;
+	char error[512];
+};
+
 struct status_report {
 	pid_t pid;
 	uint64_t started;
@@ -36,6 +52,8 @@ struct status_report {
 	char config[4096];
 	struct status_entry *entries;
 	int nr;
+	struct status_device *devices;
+	int nr_devices;
 };
 
 /*
@@ -53,6 +71,12 @@ static inline double status_copied_per_byte(uint64_t kernel, uint64_t user, uint
 int status_write(const char *path, const struct status_report *r);
 int status_read(const char *path, struct status_report *r);
 void status_report_free(struct status_report *r);
+/* status_device.c: the device lines of the status file, and their table */
+void status_devices_write(FILE *f, const struct status_report *r);
+/* a key of the file: 1 if it was a device's, 0 if not, -ENOMEM */
+int status_device_key(struct status_report *r, const char *key, const char *v);
+void status_devices_print(FILE *out, const struct status_report *r, bool alive);
+
 /* "8.0 MiB": for messages and the status table */
 void human_bytes(uint64_t v, char *buf, size_t len);
 /* the table `iou-offloadd status` prints */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's devices: start them with the daemon, stop them at its end,
+ * follow reloads (a changed device is stopped and started again: ublk has
+ * no way to change a live device's layout), and count their I/O for status.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "devices.h"
+#include "log.h"
+
+static const char *engine_refusal(const struct device_config *dc)
+{
+	/* the IORING_OP_BPF gather for devices is not written yet */
+	if (dc->engine == ENGINE_BPF)
+		return "engine = bpf is not available for devices yet: use uring or auto";
+	return NULL;
+}
+
+static struct device_run *device_run_start(const struct device_config *dc)
+{
+	struct device_run *r = calloc(1, sizeof(*r));
+	const char *no;
+	int ret;
+
+	if (!r)
+		return NULL;
+	snprintf(r->name, sizeof(r->name), "%s", dc->name);
+	no = engine_refusal(dc);
+	if (no) {
+		snprintf(r->why, sizeof(r->why), "%s", no);
+		log_err("device %s: not started: %s", dc->name, r->why);
+		return r;
+	}
+	ret = ublk_dev_start(dc, &r->dev, r->why, sizeof(r->why));
+	if (ret) {
+		r->dev = NULL;
+		log_err("device %s: not started: %s", dc->name, r->why);
+		return r;
+	}
+	log_notice("device %s: %s, %s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
+		   "engine uring%s", dc->name, r->dev->path, device_target_to_string(dc->target),
+		   dc->nr_backing, (unsigned long long)dc->size, r->dev->info.nr_hw_queues,
+		   r->dev->info.queue_depth,
+		   dc->engine == ENGINE_AUTO ? " (auto: the bpf gather is not built for devices)" : "");
+	return r;
+}
+
+static void device_run_free(struct device_run *r)
+{
+	if (r->dev) {
+		log_notice("device %s: stopping %s (in-flight I/O drains first)", r->name,
+			   r->dev->path);
+		ublk_dev_stop(r->dev);
+		log_notice("device %s: stopped and deleted", r->name);
+	}
+	free(r);
+}
+
+static void devices_add(struct device_set *s, const struct device_config *dc)
+{
+	struct device_run *r = device_run_start(dc), **tail = &s->list;
+
+	if (!r) {
+		log_err("device %s: out of memory", dc->name);
+		s->failures++;
+		return;
+	}
+	if (!r->dev)
+		s->failures++;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = r;
+}
+
+void devices_start(struct device_set *s, const struct daemon_config *cfg)
+{
+	for (int i = 0; i < cfg->nr_devices; i++)
+		devices_add(s, &cfg->devices[i]);
+}
+
+void devices_reload(struct device_set *s, const struct daemon_config *next)
+{
+	struct device_run **p = &s->list;
+
+	while (*p) {
+		struct device_run *r = *p;
+		const struct device_config *dc = config_find_device(next, r->name);
+
+		if (dc && r->dev && device_config_same(&r->dev->cfg, dc)) {
+			p = &r->next;
+			continue;
+		}
+		log_notice("device %s: %s the configuration", r->name,
+			   dc ? "changed in" : "removed from");
+		*p = r->next;
+		device_run_free(r);
+	}
+	for (int i = 0; i < next->nr_devices; i++) {
+		bool have = false;
+
+		for (struct device_run *r = s->list; r; r = r->next)
+			have |= !strcmp(r->name, next->devices[i].name);
+		if (!have)
+			devices_add(s, &next->devices[i]);
+	}
+}
+
+void devices_stop(struct device_set *s)
+{
+	while (s->list) {
+		struct device_run *r = s->list;
+
+		s->list = r->next;
+		device_run_free(r);
+	}
+}
+
+void devices_update_rates(struct device_set *s, uint64_t now)
+{
+	for (struct device_run *r = s->list; r; r = r->next) {
+		struct ublk_stats *st;
+		uint64_t ios, bytes;
+
+		if (!r->dev)
+			continue;
+		st = &r->dev->stats;
+		ios = atomic_load(&st->reads) + atomic_load(&st->writes);
+		bytes = atomic_load(&st->bytes_read) + atomic_load(&st->bytes_written);
+		if (r->last_ns && now > r->last_ns) {
+			double dt = (now - r->last_ns) / 1e9;
+
+			r->iops = (ios - r->last_ios) / dt;
+			r->bps = (bytes - r->last_bytes) / dt;
+		}
+		r->last_ios = ios;
+		r->last_bytes = bytes;
+		r->last_ns = now;
+	}
+}
+
+int devices_status(const struct device_set *s, struct status_report *r)
+{
+	int n = 0;
+
+	for (struct device_run *d = s->list; d; d = d->next)
+		n++;
+	r->devices = calloc(n ? n : 1, sizeof(*r->devices));
+	if (!r->devices)
+		return -ENOMEM;
+	for (struct device_run *d = s->list; d; d = d->next) {
+		struct status_device *e = &r->devices[r->nr_devices++];
+
+		snprintf(e->name, sizeof(e->name), "%s", d->name);
+		if (!d->dev) {
+			snprintf(e->state, sizeof(e->state), "failed");
+			snprintf(e->error, sizeof(e->error), "%s", d->why);
+			continue;
+		}
+		snprintf(e->state, sizeof(e->state), "%s",
+			 ublk_dev_degraded(d->dev) ? "degraded" : "running");
+		snprintf(e->path, sizeof(e->path), "%s", d->dev->path);
+		snprintf(e->target, sizeof(e->target), "%s",
+			 device_target_to_string(d->dev->cfg.target));
+		snprintf(e->engine, sizeof(e->engine), "uring");
+		e->size = d->dev->cfg.size;
+		e->reads = atomic_load(&d->dev->stats.reads);
+		e->writes = atomic_load(&d->dev->stats.writes);
+		e->bytes_read = atomic_load(&d->dev->stats.bytes_read);
+		e->bytes_written = atomic_load(&d->dev->stats.bytes_written);
+		e->errors = atomic_load(&d->dev->stats.errors);
+		e->in_flight = atomic_load(&d->dev->stats.in_flight);
+		e->iops = d->iops;
+		e->rate_bps = d->bps;
+		e->members = d->dev->cfg.nr_backing;
+		e->degraded = ublk_dev_degraded(d->dev);
+		for (int i = 0, off = 0; i < d->dev->cfg.nr_backing && off < (int)sizeof(e->error);
+		     i++)
+			if (atomic_load(&d->dev->member_failed[i]))
+				off += snprintf(e->error + off, sizeof(e->error) - off,
+						"%sfailed member %s", off ? "; " : "",
+						d->dev->cfg.backing[i]);
+	}
+	return 0;
+}
+
+int devices_summary(const struct device_set *s, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (struct device_run *d = s->list; d && off < len; d = d->next) {
+		if (!d->dev)
+			off += snprintf(buf + off, len - off, "%sdevice %s failed", off ? "; " : "",
+					d->name);
+		else
+			off += snprintf(buf + off, len - off, "%sdevice %s %s %.0f IOPS %.1f MiB/s%s",
+					off ? "; " : "", d->name, d->dev->path, d->iops,
+					d->bps / (1 << 20),
+					ublk_dev_degraded(d->dev) ? " degraded" : "");
+	}
+	return off < len ? (int)off : (int)len - 1;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_UBLK_CTRL_H
+#define IOU_UBLK_CTRL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <liburing.h>
+
+#include "ublk_abi.h"
+
+/* /dev/ublk-control and the SQE128 ring its commands travel on */
+struct ublk_ctrl {
+	struct io_uring ring;
+	int fd;
+	bool ring_ok;
+	uint64_t seq;			/* user_data of the last command */
+};
+
+/* 0, or -errno (-ENOENT: no ublk in this kernel) */
+int ublk_ctrl_open(struct ublk_ctrl *c);
+void ublk_ctrl_close(struct ublk_ctrl *c);
+
+/* ADD_DEV with @info (dev_id UINT32_MAX: the kernel picks); @info is updated */
+int ublk_ctrl_add_dev(struct ublk_ctrl *c, struct ublksrv_ctrl_dev_info *info);
+int ublk_ctrl_set_params(struct ublk_ctrl *c, uint32_t dev_id, struct ublk_params *p);
+/* waits until every queue has fetched every tag, at most @timeout_ms */
+int ublk_ctrl_start_dev(struct ublk_ctrl *c, uint32_t dev_id, int pid, unsigned int timeout_ms);
+int ublk_ctrl_stop_dev(struct ublk_ctrl *c, uint32_t dev_id);
+int ublk_ctrl_del_dev(struct ublk_ctrl *c, uint32_t dev_id);
+
+#endif

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A device's life: open the members, ADD_DEV, SET_PARAMS, one thread and
+ * ring per queue (each fetches all its tags), START_DEV; and at the end
+ * STOP_DEV (the kernel drains what is in flight through the queues, then
+ * aborts their tags), join, close /dev/ublkcN, DEL_DEV. DEL_DEV waits for
+ * the last reference to the char device, so it comes after every ring
+ * holding it has gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ublk_dev.h"
+#include "ublk_queue.h"
+
+#define START_TIMEOUT_MS	10000
+#define NODE_WAIT_MS		2000
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Block devices whose sector fits the device's logical block go O_DIRECT
+ * (the tag buffers are page aligned); files use the page cache, whose
+ * O_DIRECT alignment a file cannot tell us on 6.12's headers, and FLUSH
+ * turns into fdatasync.
+ */
+static int member_open(const struct ublk_dev *d, int i, uint64_t *size)
+{
+	const char *path = d->cfg.backing[i];
+	struct stat sb;
+	int fd, ssz;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0)
+		goto fail;
+	if (S_ISREG(sb.st_mode)) {
+		*size = sb.st_size;
+		return fd;
+	}
+	if (!S_ISBLK(sb.st_mode) || ioctl(fd, BLKGETSIZE64, size) < 0 ||
+	    ioctl(fd, BLKSSZGET, &ssz) < 0)
+		goto fail;
+	if ((uint32_t)ssz <= d->cfg.logical_block_size) {
+		close(fd);
+		fd = open(path, O_RDWR | O_CLOEXEC | O_DIRECT);
+		if (fd < 0)
+			return -errno;
+	}
+	return fd;
+fail:
+	close(fd);
+	return errno ? -errno : -EINVAL;
+}
+
+static int members_open(struct ublk_dev *d, char *why, size_t len)
+{
+	uint64_t size;
+
+	for (int i = 0; i < d->cfg.nr_backing; i++) {
+		d->member_fd[i] = member_open(d, i, &size);
+		if (d->member_fd[i] < 0) {
+			snprintf(why, len, "cannot open backing %s: %s", d->cfg.backing[i],
+				 strerror(-d->member_fd[i]));
+			return d->member_fd[i];
+		}
+		/* checked by the config already; the file may have shrunk since */
+		d->cfg.member_size[i] = size;
+		if (size < device_member_share(&d->cfg, i)) {
+			snprintf(why, len, "backing %s has %llu bytes, the device needs %llu",
+				 d->cfg.backing[i], (unsigned long long)size,
+				 (unsigned long long)device_member_share(&d->cfg, i));
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+static int ilog2u(uint32_t v)
+{
+	return 31 - __builtin_clz(v);
+}
+
+static void dev_params(const struct ublk_dev *d, struct ublk_params *p)
+{
+	const struct device_config *c = &d->cfg;
+	uint32_t opt = c->target == TARGET_STRIPE ? c->stripe_unit : c->logical_block_size;
+
+	memset(p, 0, sizeof(*p));
+	p->types = UBLK_PARAM_TYPE_BASIC;
+	p->basic.attrs = UBLK_ATTR_VOLATILE_CACHE;	/* so that flushes reach the members */
+	p->basic.logical_bs_shift = ilog2u(c->logical_block_size);
+	p->basic.physical_bs_shift = ilog2u(c->logical_block_size);
+	p->basic.io_min_shift = ilog2u(c->logical_block_size);
+	p->basic.io_opt_shift = ilog2u(opt);
+	p->basic.max_sectors = d->info.max_io_buf_bytes >> 9;
+	p->basic.dev_sectors = c->size >> 9;
+}
+
+static int char_open(struct ublk_dev *d)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/ublkc%u", d->info.dev_id);
+	/* devtmpfs makes the node when the device is added; udev may still own it */
+	for (unsigned int waited = 0;; waited += 10) {
+		d->char_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (d->char_fd >= 0 || errno != ENOENT || waited >= NODE_WAIT_MS)
+			break;
+		sleep_ms(10);
+	}
+	return d->char_fd < 0 ? -errno : 0;
+}
+
+static int queues_start(struct ublk_dev *d, char *why, size_t len)
+{
+	int ret;
+
+	d->nr_queues = d->info.nr_hw_queues;
+	d->queues = calloc(d->nr_queues, sizeof(*d->queues));
+	if (!d->queues)
+		return -ENOMEM;
+	for (int i = 0; i < d->nr_queues; i++) {
+		struct ublk_queue *q = &d->queues[i];
+
+		q->dev = d;
+		q->q_id = i;
+		q->depth = d->info.queue_depth;
+		q->buf_size = d->info.max_io_buf_bytes;
+		ret = ublk_queue_start(q);
+		if (ret) {
+			snprintf(why, len, "cannot start queue %d: %s", i, strerror(-ret));
+			return ret;
+		}
+	}
+	for (int i = 0; i < d->nr_queues; i++) {
+		while (!(ret = atomic_load(&d->queues[i].ready)))
+			sleep_ms(1);
+		if (ret < 0) {
+			snprintf(why, len, "queue %d: %s", i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void dev_teardown(struct ublk_dev *d)
+{
+	int ret;
+
+	if (d->added) {
+		/* also before START_DEV: it aborts every fetched tag */
+		ret = ublk_ctrl_stop_dev(&d->ctrl, d->info.dev_id);
+		if (ret && ret != -ENODEV)
+			log_warning("device %s: STOP_DEV: %s", d->cfg.name, strerror(-ret));
+	}
+	for (int i = 0; i < d->nr_queues; i++)
+		ublk_queue_join(&d->queues[i]);
+	free(d->queues);
+	d->queues = NULL;
+	d->nr_queues = 0;
+	if (d->char_fd >= 0)
+		close(d->char_fd);
+	d->char_fd = -1;
+	if (d->added) {
+		ret = ublk_ctrl_del_dev(&d->ctrl, d->info.dev_id);
+		if (ret)
+			log_warning("device %s: DEL_DEV: %s", d->cfg.name, strerror(-ret));
+	}
+	d->added = d->started = false;
+	ublk_ctrl_close(&d->ctrl);
+	for (int i = 0; i < d->cfg.nr_backing; i++) {
+		if (d->member_fd[i] < 0)
+			continue;
+		fdatasync(d->member_fd[i]);
+		close(d->member_fd[i]);
+		d->member_fd[i] = -1;
+	}
+	device_config_free(&d->cfg);
+	free(d);
+}
+
+static int dev_add(struct ublk_dev *d, char *why, size_t len)
+{
+	struct ublk_params params;
+	int ret;
+
+	ret = ublk_ctrl_open(&d->ctrl);
+	if (ret) {
+		snprintf(why, len, "cannot open /dev/ublk-control: %s%s", strerror(-ret),
+			 ret == -ENOENT ? " (a kernel with CONFIG_BLK_DEV_UBLK, or modprobe "
+			 "ublk_drv)" : "");
+		return ret;
+	}
+	d->info = (struct ublksrv_ctrl_dev_info){
+		.nr_hw_queues = d->cfg.nr_queues,
+		.queue_depth = d->cfg.queue_depth,
+		.max_io_buf_bytes = d->cfg.max_io_size,
+		.dev_id = UINT32_MAX,
+		.ublksrv_pid = getpid(),
+		.flags = UBLK_F_CMD_IOCTL_ENCODE,
+	};
+	ret = ublk_ctrl_add_dev(&d->ctrl, &d->info);
+	if (ret) {
+		snprintf(why, len, "ADD_DEV: %s%s", strerror(-ret), ret == -EPERM ?
+			 " (adding a ublk device needs CAP_SYS_ADMIN: under systemd, a drop-in "
+			 "with CapabilityBoundingSet=CAP_SYS_ADMIN)" : "");
+		return ret;
+	}
+	d->added = true;
+	dev_params(d, &params);
+	ret = ublk_ctrl_set_params(&d->ctrl, d->info.dev_id, &params);
+	if (ret) {
+		snprintf(why, len, "SET_PARAMS: %s", strerror(-ret));
+		return ret;
+	}
+	ret = char_open(d);
+	if (ret)
+		snprintf(why, len, "cannot open /dev/ublkc%u: %s", d->info.dev_id, strerror(-ret));
+	return ret;
+}
+
+int ublk_dev_start(const struct device_config *dc, struct ublk_dev **out, char *why,
+		   size_t len)
+{
+	struct ublk_dev *d = calloc(1, sizeof(*d));
+	int ret;
+
+	if (!d)
+		return -ENOMEM;
+	d->char_fd = -1;
+	d->ctrl.fd = -1;
+	for (int i = 0; i < CONFIG_MAX_FILES; i++)
+		d->member_fd[i] = -1;
+	ret = device_config_dup(dc, &d->cfg);
+	if (ret) {
+		free(d);
+		return ret;
+	}
+	ublk_layout_init(&d->layout, &d->cfg);
+	ret = members_open(d, why, len);
+	if (!ret)
+		ret = dev_add(d, why, len);
+	if (!ret)
+		ret = queues_start(d, why, len);
+	if (!ret) {
+		ret = ublk_ctrl_start_dev(&d->ctrl, d->info.dev_id, getpid(), START_TIMEOUT_MS);
+		if (ret)
+			snprintf(why, len, "START_DEV: %s", strerror(-ret));
+	}
+	if (ret) {
+		dev_teardown(d);
+		return ret;
+	}
+	d->started = true;
+	snprintf(d->path, sizeof(d->path), "/dev/ublkb%u", d->info.dev_id);
+	*out = d;
+	return 0;
+}
+
+void ublk_dev_stop(struct ublk_dev *d)
+{
+	if (d)
+		dev_teardown(d);
+}
+
+int ublk_dev_degraded(const struct ublk_dev *d)
+{
+	int n = 0;
+
+	for (int i = 0; i < d->layout.nr; i++)
+		n += atomic_load(&d->member_failed[i]);
+	return n;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_UBLK_DEV_H
+#define IOU_UBLK_DEV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ublk_ctrl.h"
+#include "ublk_map.h"
+
+struct ublk_queue;
+
+/* what the queue threads count, read by the main thread for status */
+struct ublk_stats {
+	_Atomic uint64_t reads, writes, flushes;
+	_Atomic uint64_t bytes_read, bytes_written;
+	_Atomic uint64_t errors;	/* requests completed with an error */
+	_Atomic uint32_t in_flight;	/* requests the daemon holds */
+};
+
+/* one [device NAME], served: the main thread starts and stops it */
+struct ublk_dev {
+	struct device_config cfg;	/* its own copy */
+	struct ublk_layout layout;
+	int member_fd[CONFIG_MAX_FILES];
+	_Atomic bool member_failed[CONFIG_MAX_FILES];	/* mirror: degraded */
+	struct ublk_ctrl ctrl;
+	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
+	bool added, started;
+	int char_fd;			/* /dev/ublkcN */
+	struct ublk_queue *queues;
+	int nr_queues;
+	struct ublk_stats stats;
+	char path[32];			/* /dev/ublkbN */
+};
+
+/*
+ * Open the members, add the ublk device, start a thread and ring per queue
+ * and start the device. 0 and *@out, or -errno with the reason in @why
+ * (nothing is left behind).
+ */
+int ublk_dev_start(const struct device_config *dc, struct ublk_dev **out, char *why,
+		   size_t len);
+/* stop the device (the kernel drains what is in flight), join, delete, free */
+void ublk_dev_stop(struct ublk_dev *d);
+/* members marked failed */
+int ublk_dev_degraded(const struct ublk_dev *d);
+
+#endif

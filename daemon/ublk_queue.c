@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One ublk queue: a thread with its own io_uring ring that carries both the
+ * ublk I/O commands (FETCH_REQ, COMMIT_AND_FETCH_REQ on /dev/ublkcN) and
+ * the backing requests. ublk wants every command of a queue from one task,
+ * which SINGLE_ISSUER makes explicit.
+ *
+ * Each tag's buffer is a slice of one registered area, and its address is
+ * what FETCH_REQ names: the driver copies a write's data into it before the
+ * fetch completes, and a read's data out of it after the commit. In
+ * between the buffer goes to the members with READ_FIXED / WRITE_FIXED,
+ * cut by the layout (ublk_map.c); a completion is judged by the chain
+ * core's rules (iou_chain.h): a short transfer resubmits the rest.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ublk_queue.h"
+#include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
+
+/* a ublk command's CQE: above iou_chain.h's tags, which name backing requests */
+#define UD_UBLK_CMD	16
+
+struct ublk_tag {
+	int nr;			/* pieces */
+	int pending;		/* of them in flight */
+	int ok;			/* pieces done */
+	int err;		/* first error, -errno */
+	uint32_t len;
+	uint8_t op;
+};
+
+static char *tag_buf(const struct ublk_queue *q, unsigned int tag)
+{
+	return (char *)q->mem.base + (size_t)tag * q->buf_size;
+}
+
+static struct io_uring_sqe *q_sqe(struct ublk_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring.uring);
+
+	if (!sqe) {
+		/* the SQ is full: hand what is queued to the kernel */
+		io_uring_submit(&q->ring.uring);
+		sqe = io_uring_get_sqe(&q->ring.uring);
+	}
+	if (sqe)
+		memset(sqe, 0, sizeof(*sqe));
+	return sqe;
+}
+
+static int q_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op, int result)
+{
+	struct io_uring_sqe *sqe = q_sqe(q);
+	struct ublksrv_io_cmd *cmd;
+
+	if (!sqe)
+		return -EBUSY;
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = 0;			/* registered file 0: /dev/ublkcN */
+	sqe->flags = IOSQE_FIXED_FILE;
+	sqe->cmd_op = op;
+	cmd = (struct ublksrv_io_cmd *)sqe->cmd;
+	cmd->q_id = q->q_id;
+	cmd->tag = tag;
+	cmd->result = result;
+	cmd->addr = (uintptr_t)tag_buf(q, tag);
+	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_CMD, tag, 0));
+	q->cmds++;
+	return 0;
+}
+
+static void q_complete(struct ublk_queue *q, unsigned int tag, int res)
+{
+	struct ublk_stats *st = &q->dev->stats;
+	struct ublk_tag *t = &q->tags[tag];
+
+	if (res < 0)
+		atomic_fetch_add(&st->errors, 1);
+	else if (t->op == UBLK_IO_OP_READ)
+		atomic_fetch_add(&st->bytes_read, res);
+	else if (t->op == UBLK_IO_OP_WRITE)
+		atomic_fetch_add(&st->bytes_written, res);
+	atomic_fetch_sub(&st->in_flight, 1);
+	if (q_cmd(q, tag, UBLK_U_IO_COMMIT_AND_FETCH_REQ, res))
+		log_err("device %s: queue %d: no SQE to commit tag %u", q->dev->cfg.name,
+			q->q_id, tag);
+}
+
+static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
+{
+	struct ublk_piece *p = &q->pieces[tag * q->max_pieces + i];
+	uint32_t done = q->done[tag * q->max_pieces + i];
+	struct io_uring_sqe *sqe = q_sqe(q);
+	int fi = p->member + 1;		/* registered files: 0 is /dev/ublkcN */
+
+	switch (q->tags[tag].op) {
+	case UBLK_IO_OP_READ:
+		io_uring_prep_read_fixed(sqe, fi, tag_buf(q, tag) + p->buf_off + done,
+					 p->len - done, p->off + done, 0);
+		break;
+	case UBLK_IO_OP_WRITE:
+		io_uring_prep_write_fixed(sqe, fi, tag_buf(q, tag) + p->buf_off + done,
+					  p->len - done, p->off + done, 0);
+		break;
+	default:	/* flush: each member's cache to stable storage */
+		io_uring_prep_fsync(sqe, fi, IORING_FSYNC_DATASYNC);
+		break;
+	}
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_CHAIN, tag, i));
+	q->backing++;
+}
+
+/* mirror: the member reads go to, by the read policy; -1 if none is healthy */
+static int q_read_member(struct ublk_queue *q)
+{
+	struct ublk_dev *d = q->dev;
+	int n = d->layout.nr, first = 0;
+
+	if (d->cfg.read_policy == READ_ROUND_ROBIN)
+		first = q->rr++ % n;
+	for (int k = 0; k < n; k++) {
+		int m = (first + k) % n;
+
+		if (!atomic_load(&d->member_failed[m]))
+			return m;
+	}
+	return -1;
+}
+
+static void q_member_failed(struct ublk_queue *q, int m, int err)
+{
+	struct ublk_dev *d = q->dev;
+
+	if (!atomic_exchange(&d->member_failed[m], true))
+		log_err("device %s: member %s failed (%s); %s", d->cfg.name, d->cfg.backing[m],
+			strerror(-err), d->cfg.target == TARGET_MIRROR ?
+			"serving from the others, degraded" : "requests on it fail");
+}
+
+/* the pieces of a request: the layout's, minus failed mirror members */
+static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
+{
+	struct ublk_dev *d = q->dev;
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_piece *p = &q->pieces[tag * q->max_pieces];
+	bool mirror = d->layout.target == TARGET_MIRROR;
+	int n, k = 0;
+
+	if (t->op == UBLK_IO_OP_FLUSH) {
+		for (int m = 0; m < d->layout.nr; m++)
+			if (!mirror || !atomic_load(&d->member_failed[m]))
+				p[k++] = (struct ublk_piece){ .member = m };
+		return k;
+	}
+	if (t->len > q->buf_size)
+		return -EINVAL;
+	n = ublk_map(&d->layout, t->op == UBLK_IO_OP_WRITE, mirror ? q_read_member(q) : 0,
+		     off, t->len, p, q->max_pieces);
+	if (n <= 0 || !mirror || t->op != UBLK_IO_OP_WRITE)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (!atomic_load(&d->member_failed[p[i].member]))
+			p[k++] = p[i];
+	return k;
+}
+
+static void q_request(struct ublk_queue *q, unsigned int tag)
+{
+	const struct ublksrv_io_desc *iod = &q->descs[tag];
+	struct ublk_stats *st = &q->dev->stats;
+	struct ublk_tag *t = &q->tags[tag];
+	int n;
+
+	*t = (struct ublk_tag){ .op = ublksrv_get_op(iod), .len = iod->nr_sectors << 9 };
+	atomic_fetch_add(&st->in_flight, 1);
+	switch (t->op) {
+	case UBLK_IO_OP_READ:
+		atomic_fetch_add(&st->reads, 1);
+		break;
+	case UBLK_IO_OP_WRITE:
+		atomic_fetch_add(&st->writes, 1);
+		break;
+	case UBLK_IO_OP_FLUSH:
+		atomic_fetch_add(&st->flushes, 1);
+		break;
+	default:
+		/* no discard or write-zeroes limits are set, so none should come */
+		q_complete(q, tag, -EOPNOTSUPP);
+		return;
+	}
+	n = q_map(q, tag, iod->start_sector << 9);
+	if (n <= 0) {
+		q_complete(q, tag, -EIO);
+		return;
+	}
+	t->nr = t->pending = n;
+	memset(&q->done[tag * q->max_pieces], 0, n * sizeof(*q->done));
+	for (int i = 0; i < n; i++)
+		q_piece_submit(q, tag, i);
+}
+
+/* a piece failed: a mirror read tries another member; true if it did */
+static bool q_piece_retry(struct ublk_queue *q, unsigned int tag, int i, int err)
+{
+	struct ublk_piece *p = &q->pieces[tag * q->max_pieces + i];
+	int m;
+
+	if (q->dev->layout.target != TARGET_MIRROR)
+		return false;
+	q_member_failed(q, p->member, err);
+	if (q->tags[tag].op != UBLK_IO_OP_READ || (m = q_read_member(q)) < 0)
+		return false;
+	p->member = m;
+	q->done[tag * q->max_pieces + i] = 0;
+	q_piece_submit(q, tag, i);
+	return true;
+}
+
+static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_piece *p = &q->pieces[tag * q->max_pieces + i];
+	int judged, err = 0;
+
+	q->backing--;
+	if (t->op == UBLK_IO_OP_FLUSH) {
+		judged = res < 0 ? IOU_JUDGED_FAILED : IOU_JUDGED_DONE;
+		err = res;
+	} else {
+		judged = iou_chain_judge(t->op == UBLK_IO_OP_WRITE ? IOU_CHAIN_WRITE :
+					 IOU_CHAIN_READ, res, p->len, p->len,
+					 &q->done[tag * q->max_pieces + i], &err);
+	}
+	if (judged == IOU_JUDGED_SHORT) {
+		q_piece_submit(q, tag, i);
+		return;
+	}
+	if (judged == IOU_JUDGED_DONE || judged == IOU_JUDGED_DONE_CUT) {
+		t->ok++;
+	} else {
+		if (judged == IOU_JUDGED_CANCELLED)
+			err = -ECANCELED;
+		if (q_piece_retry(q, tag, i, err))
+			return;
+		if (!t->err)
+			t->err = err;
+	}
+	if (--t->pending)
+		return;
+	/* a mirror write or flush stands when one member took it */
+	if (q->dev->layout.target == TARGET_MIRROR && t->op != UBLK_IO_OP_READ && t->ok)
+		t->err = 0;
+	q_complete(q, tag, t->err ? t->err : t->op == UBLK_IO_OP_FLUSH ? 0 : (int)t->len);
+}
+
+static void q_cmd_done(struct ublk_queue *q, unsigned int tag, int res)
+{
+	q->cmds--;
+	if (res == UBLK_IO_RES_OK) {
+		q_request(q, tag);
+		return;
+	}
+	/* UBLK_IO_RES_ABORT: the device is stopping; the tag is not fetched again */
+	if (res != UBLK_IO_RES_ABORT)
+		log_err("device %s: queue %d tag %u: ublk command failed: %s",
+			q->dev->cfg.name, q->q_id, tag, strerror(-res));
+}
+
+static int q_setup(struct ublk_queue *q)
+{
+	struct ublk_dev *d = q->dev;
+	size_t area = (size_t)q->depth * q->buf_size, page = sysconf(_SC_PAGESIZE);
+	int fds[CONFIG_MAX_FILES + 1], ret;
+	unsigned int sq = ring_pow2(q->depth * 2 > 64 ? q->depth * 2 : 64);
+	unsigned int cq = ring_pow2(q->depth * (q->max_pieces + 1));
+
+	if (sq > 4096)
+		sq = 4096;
+	if (cq < 2 * sq)
+		cq = 2 * sq;
+	if (cq > 65536)
+		cq = 65536;
+	q->tags = calloc(q->depth, sizeof(*q->tags));
+	q->pieces = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->pieces));
+	q->done = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->done));
+	if (!q->tags || !q->pieces || !q->done)
+		return -ENOMEM;
+	ret = ring_init_sized(&q->ring, sq, cq, 0);
+	if (ret)
+		return ret;
+	fds[0] = d->char_fd;
+	for (int i = 0; i < d->layout.nr; i++)
+		fds[i + 1] = d->member_fd[i];
+	ret = ring_register_files(&q->ring, fds, d->layout.nr + 1);
+	if (!ret)
+		ret = ring_mem_alloc(&q->mem, &area, 1);
+	if (!ret)
+		ret = ring_register_buffers(&q->ring, &q->mem);
+	if (ret)
+		return ret;
+	q->descs_len = (q->depth * sizeof(struct ublksrv_io_desc) + page - 1) / page * page;
+	q->descs = mmap(NULL, q->descs_len, PROT_READ, MAP_SHARED | MAP_POPULATE, d->char_fd,
+			UBLKSRV_CMD_BUF_OFFSET + q->q_id * UBLK_QUEUE_DESC_STRIDE);
+	if (q->descs == MAP_FAILED) {
+		q->descs = NULL;
+		return -errno;
+	}
+	for (unsigned int tag = 0; tag < q->depth; tag++)
+		if ((ret = q_cmd(q, tag, UBLK_U_IO_FETCH_REQ, 0)))
+			return ret;
+	ret = io_uring_submit(&q->ring.uring);
+	return ret < 0 ? ret : 0;
+}
+
+static void q_teardown(struct ublk_queue *q)
+{
+	if (q->descs)
+		munmap((void *)q->descs, q->descs_len);
+	q->descs = NULL;
+	ring_exit(&q->ring);	/* cancels any command still in the kernel */
+	ring_mem_free(&q->mem);
+	free(q->tags);
+	free(q->pieces);
+	free(q->done);
+	q->tags = NULL;
+	q->pieces = NULL;
+	q->done = NULL;
+}
+
+static void *queue_thread(void *arg)
+{
+	struct ublk_queue *q = arg;
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen;
+	int ret;
+
+	ret = q_setup(q);
+	if (ret) {
+		log_err("device %s: queue %d: setup failed: %s", q->dev->cfg.name, q->q_id,
+			strerror(-ret));
+		q_teardown(q);
+		atomic_store(&q->ready, ret);
+		return NULL;
+	}
+	atomic_store(&q->ready, 1);
+	/* until STOP_DEV has aborted every tag and the members have answered */
+	while (q->cmds || q->backing) {
+		ret = ring_submit_and_wait(&q->ring, 1, 0);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN) {
+			log_err("device %s: queue %d: ring failed: %s", q->dev->cfg.name, q->q_id,
+				strerror(-ret));
+			break;
+		}
+		seen = 0;
+		io_uring_for_each_cqe(&q->ring.uring, head, cqe) {
+			uint64_t ud = cqe->user_data;
+
+			if (iou_ud_tag(ud) == UD_UBLK_CMD)
+				q_cmd_done(q, iou_ud_slot(ud), cqe->res);
+			else
+				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
+			seen++;
+		}
+		io_uring_cq_advance(&q->ring.uring, seen);
+	}
+	q_teardown(q);
+	return NULL;
+}
+
+int ublk_queue_start(struct ublk_queue *q)
+{
+	int ret;
+
+	atomic_store(&q->ready, 0);
+	q->max_pieces = ublk_map_max_pieces(&q->dev->layout, q->buf_size);
+	ret = pthread_create(&q->thread, NULL, queue_thread, q);
+	if (ret)
+		return -ret;
+	q->joinable = true;
+	return 0;
+}
+
+void ublk_queue_join(struct ublk_queue *q)
+{
+	if (q->joinable)
+		pthread_join(q->thread, NULL);
+	q->joinable = false;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_UBLK_QUEUE_H
+#define IOU_UBLK_QUEUE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ring.h"
+#include "ublk_dev.h"
+
+struct ublk_tag;
+
+/* one ublk hardware queue: its thread, ring, tag buffers and descriptors */
+struct ublk_queue {
+	struct ublk_dev *dev;
+	int q_id;
+	unsigned int depth;
+	uint32_t buf_size;		/* per tag */
+	struct ring ring;
+	struct ring_mem mem;		/* tag t's buffer at t * buf_size, buffer index 0 */
+	const struct ublksrv_io_desc *descs;
+	size_t descs_len;
+	struct ublk_tag *tags;
+	struct ublk_piece *pieces;	/* max_pieces per tag */
+	uint32_t *done;			/* bytes each piece has moved */
+	int max_pieces;
+	unsigned int cmds;		/* FETCH / COMMIT_AND_FETCH in the kernel */
+	unsigned int backing;		/* backing requests in flight */
+	uint64_t rr;			/* mirror round robin */
+	pthread_t thread;
+	bool joinable;
+	_Atomic int ready;		/* 1: every tag fetched; -errno: the thread failed */
+};
+
+/* start the queue's thread; it reports through q->ready */
+int ublk_queue_start(struct ublk_queue *q);
+/* after STOP_DEV: the thread ends when every tag is aborted */
+void ublk_queue_join(struct ublk_queue *q);
+
+#endif
