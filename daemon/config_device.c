@@ -41,6 +41,56 @@ void device_init(struct device_config *dc)
 	dc->read_policy = READ_ROUND_ROBIN;
 }
 
+/* ---- the section ---- */
+
+static int devices_add(struct parse_state *st, const char *name)
+{
+	struct daemon_config *cfg = st->cfg;
+	struct device_config *n;
+
+	n = realloc(cfg->devices, (cfg->nr_devices + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	cfg->devices = n;
+	st->dev = &n[cfg->nr_devices++];
+	device_init(st->dev);
+	snprintf(st->dev->name, sizeof(st->dev->name), "%s", name);
+	st->dev->line = st->line;
+	return 0;
+}
+
+void device_section_begin(struct parse_state *st, const char *arg)
+{
+	if (!valid_pipeline_name(arg)) {
+		add_error(st, st->line,
+			  "invalid device name '%s': expected 1 to %d characters from "
+			  "A-Z a-z 0-9 . _ - (not starting with . or -)",
+			  arg, CONFIG_NAME_MAX);
+		st->sec = SEC_BAD;
+		return;
+	}
+	for (int i = 0; i < st->cfg->nr_devices; i++) {
+		if (!strcmp(st->cfg->devices[i].name, arg)) {
+			add_error(st, st->line,
+				  "duplicate section [device %s] (first at line %d)",
+				  arg, st->cfg->devices[i].line);
+			st->sec = SEC_BAD;
+			return;
+		}
+	}
+	if (st->cfg->nr_devices >= CONFIG_MAX_DEVICES) {
+		add_error(st, st->line, "too many devices: at most %d", CONFIG_MAX_DEVICES);
+		st->sec = SEC_BAD;
+		return;
+	}
+	if (devices_add(st, arg)) {
+		st->oom = 1;
+		st->sec = SEC_BAD;
+		return;
+	}
+	st->sec = SEC_DEVICE;
+}
+
 const char *device_target_to_string(enum device_target t)
 {
 	static const char *const names[] = { "linear", "stripe", "mirror" };

@@ -95,6 +95,8 @@ int set_string(struct parse_state *st, char **dst, const char *name, const char 
 
 /* config_device.c: [device NAME] keys, and the checks after the file */
 void device_init(struct device_config *dc);
+/* [device NAME]: a new device, or SEC_BAD with the reason */
+void device_section_begin(struct parse_state *st, const char *name);
 int set_device_key(struct parse_state *st, const struct key_def *k, const char *value);
 void device_resolve(struct parse_state *st, struct device_config *dc);
 int devices_check_claims(struct parse_state *st, struct daemon_config *cfg);

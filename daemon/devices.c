@@ -21,7 +21,8 @@ static const char *engine_refusal(const struct device_config *dc)
 	return NULL;
 }
 
-static struct device_run *device_run_start(const struct device_config *dc)
+static struct device_run *device_run_start(const struct device_config *dc,
+					   const char *state_dir)
 {
 	struct device_run *r = calloc(1, sizeof(*r));
 	const char *no;
@@ -36,14 +37,16 @@ static struct device_run *device_run_start(const struct device_config *dc)
 		log_err("device %s: not started: %s", dc->name, r->why);
 		return r;
 	}
-	ret = ublk_dev_start(dc, &r->dev, r->why, sizeof(r->why));
+	ret = ublk_dev_start(dc, state_dir, &r->dev, r->why, sizeof(r->why));
 	if (ret) {
 		r->dev = NULL;
 		log_err("device %s: not started: %s", dc->name, r->why);
 		return r;
 	}
-	log_notice("device %s: %s, %s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
-		   "engine uring%s", dc->name, r->dev->path, device_target_to_string(dc->target),
+	log_notice("device %s: %s%s, %s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
+		   "engine uring%s", dc->name, r->dev->path,
+		   r->dev->recovered ? " (taken over, its requests reissued)" : "",
+		   device_target_to_string(dc->target),
 		   dc->nr_backing, (unsigned long long)dc->size, r->dev->info.nr_hw_queues,
 		   r->dev->info.queue_depth,
 		   dc->engine == ENGINE_AUTO ? " (auto: the bpf gather is not built for devices)" : "");
@@ -63,7 +66,7 @@ static void device_run_free(struct device_run *r)
 
 static void devices_add(struct device_set *s, const struct device_config *dc)
 {
-	struct device_run *r = device_run_start(dc), **tail = &s->list;
+	struct device_run *r = device_run_start(dc, s->state_dir), **tail = &s->list;
 
 	if (!r) {
 		log_err("device %s: out of memory", dc->name);
@@ -79,6 +82,8 @@ static void devices_add(struct device_set *s, const struct device_config *dc)
 
 void devices_start(struct device_set *s, const struct daemon_config *cfg)
 {
+	if (!s->state_dir && cfg->state_dir)
+		s->state_dir = strdup(cfg->state_dir);
 	for (int i = 0; i < cfg->nr_devices; i++)
 		devices_add(s, &cfg->devices[i]);
 }
@@ -118,6 +123,8 @@ void devices_stop(struct device_set *s)
 		s->list = r->next;
 		device_run_free(r);
 	}
+	free(s->state_dir);
+	s->state_dir = NULL;
 }
 
 void devices_update_rates(struct device_set *s, uint64_t now)

@@ -21,6 +21,7 @@ struct device_run {
 struct device_set {
 	struct device_run *list;
 	int failures;			/* devices that did not start */
+	char *state_dir;		/* device ids for recovery (the first config's) */
 };
 
 /* start every device of @cfg; one that fails is logged and reported in status */

@@ -110,3 +110,21 @@ int ublk_ctrl_del_dev(struct ublk_ctrl *c, uint32_t dev_id)
 {
 	return ctrl_cmd(c, UBLK_U_CMD_DEL_DEV, dev_id, NULL, 0, 0, 0);
 }
+
+int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
+			   struct ublksrv_ctrl_dev_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return ctrl_cmd(c, UBLK_U_CMD_GET_DEV_INFO, dev_id, info, sizeof(*info), 0, 0);
+}
+
+int ublk_ctrl_start_recovery(struct ublk_ctrl *c, uint32_t dev_id)
+{
+	return ctrl_cmd(c, UBLK_U_CMD_START_USER_RECOVERY, dev_id, NULL, 0, 0, 0);
+}
+
+int ublk_ctrl_end_recovery(struct ublk_ctrl *c, uint32_t dev_id, int pid,
+			   unsigned int timeout_ms)
+{
+	return ctrl_cmd(c, UBLK_U_CMD_END_USER_RECOVERY, dev_id, NULL, 0, pid, timeout_ms);
+}

@@ -28,5 +28,13 @@ int ublk_ctrl_set_params(struct ublk_ctrl *c, uint32_t dev_id, struct ublk_param
 int ublk_ctrl_start_dev(struct ublk_ctrl *c, uint32_t dev_id, int pid, unsigned int timeout_ms);
 int ublk_ctrl_stop_dev(struct ublk_ctrl *c, uint32_t dev_id);
 int ublk_ctrl_del_dev(struct ublk_ctrl *c, uint32_t dev_id);
+/* @info of device @dev_id as the kernel has it; -ENODEV if there is none */
+int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
+			   struct ublksrv_ctrl_dev_info *info);
+/* USER_RECOVERY: -EBUSY until the kernel has quiesced the device after its server died */
+int ublk_ctrl_start_recovery(struct ublk_ctrl *c, uint32_t dev_id);
+/* waits until every queue has fetched again, at most @timeout_ms */
+int ublk_ctrl_end_recovery(struct ublk_ctrl *c, uint32_t dev_id, int pid,
+			   unsigned int timeout_ms);
 
 #endif

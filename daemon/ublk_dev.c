@@ -21,6 +21,7 @@
 #include "log.h"
 #include "ublk_dev.h"
 #include "ublk_queue.h"
+#include "ublk_recover.h"
 
 #define START_TIMEOUT_MS	10000
 #define NODE_WAIT_MS		2000
@@ -181,6 +182,8 @@ static void dev_teardown(struct ublk_dev *d)
 		ret = ublk_ctrl_del_dev(&d->ctrl, d->info.dev_id);
 		if (ret)
 			log_warning("device %s: DEL_DEV: %s", d->cfg.name, strerror(-ret));
+		else
+			ublk_id_forget(d->state_dir, d->cfg.name);
 	}
 	d->added = d->started = false;
 	ublk_ctrl_close(&d->ctrl);
@@ -192,7 +195,23 @@ static void dev_teardown(struct ublk_dev *d)
 		d->member_fd[i] = -1;
 	}
 	device_config_free(&d->cfg);
+	free(d->state_dir);
 	free(d);
+}
+
+static void dev_info_wanted(const struct ublk_dev *d, struct ublksrv_ctrl_dev_info *info)
+{
+	*info = (struct ublksrv_ctrl_dev_info){
+		.nr_hw_queues = d->cfg.nr_queues,
+		.queue_depth = d->cfg.queue_depth,
+		.max_io_buf_bytes = d->cfg.max_io_size,
+		.dev_id = UINT32_MAX,
+		.ublksrv_pid = getpid(),
+		/* a crashed daemon's device waits for the next, in-flight I/O reissued */
+		.flags = UBLK_F_CMD_IOCTL_ENCODE | UBLK_F_USER_RECOVERY |
+			 UBLK_F_USER_RECOVERY_REISSUE,
+		.ublksrv_flags = ublk_fingerprint(&d->cfg),
+	};
 }
 
 static int dev_add(struct ublk_dev *d, char *why, size_t len)
@@ -200,21 +219,7 @@ static int dev_add(struct ublk_dev *d, char *why, size_t len)
 	struct ublk_params params;
 	int ret;
 
-	ret = ublk_ctrl_open(&d->ctrl);
-	if (ret) {
-		snprintf(why, len, "cannot open /dev/ublk-control: %s%s", strerror(-ret),
-			 ret == -ENOENT ? " (a kernel with CONFIG_BLK_DEV_UBLK, or modprobe "
-			 "ublk_drv)" : "");
-		return ret;
-	}
-	d->info = (struct ublksrv_ctrl_dev_info){
-		.nr_hw_queues = d->cfg.nr_queues,
-		.queue_depth = d->cfg.queue_depth,
-		.max_io_buf_bytes = d->cfg.max_io_size,
-		.dev_id = UINT32_MAX,
-		.ublksrv_pid = getpid(),
-		.flags = UBLK_F_CMD_IOCTL_ENCODE,
-	};
+	dev_info_wanted(d, &d->info);
 	ret = ublk_ctrl_add_dev(&d->ctrl, &d->info);
 	if (ret) {
 		snprintf(why, len, "ADD_DEV: %s%s", strerror(-ret), ret == -EPERM ?
@@ -223,20 +228,65 @@ static int dev_add(struct ublk_dev *d, char *why, size_t len)
 		return ret;
 	}
 	d->added = true;
+	ret = ublk_id_save(d->state_dir, d->cfg.name, d->info.dev_id);
+	if (ret)
+		log_warning("device %s: cannot save its id in %s (%s): after a crash it is "
+			    "not taken over", d->cfg.name, d->state_dir, strerror(-ret));
 	dev_params(d, &params);
 	ret = ublk_ctrl_set_params(&d->ctrl, d->info.dev_id, &params);
-	if (ret) {
+	if (ret)
 		snprintf(why, len, "SET_PARAMS: %s", strerror(-ret));
-		return ret;
+	return ret;
+}
+
+/* a device a dead daemon left for us: 1 if taken over (queues still to start) */
+static int dev_recover(struct ublk_dev *d)
+{
+	struct ublksrv_ctrl_dev_info want;
+	char why[256] = "";
+	uint32_t id;
+	int ret;
+
+	if (ublk_id_load(d->state_dir, d->cfg.name, &id))
+		return 0;
+	dev_info_wanted(d, &want);
+	ret = ublk_recover_begin(&d->ctrl, id, want.ublksrv_flags, &want, &d->info, why,
+				 sizeof(why));
+	if (ret) {
+		if (why[0])
+			log_warning("device %s: not taken over: %s", d->cfg.name, why);
+		ublk_id_forget(d->state_dir, d->cfg.name);
+		return 0;
 	}
-	ret = char_open(d);
+	d->added = true;
+	d->recovered = true;
+	log_notice("device %s: taking over /dev/ublkb%u from the daemon that died",
+		   d->cfg.name, id);
+	return 1;
+}
+
+static int dev_open_ctrl(struct ublk_dev *d, char *why, size_t len)
+{
+	int ret = ublk_ctrl_open(&d->ctrl);
+
+	if (ret)
+		snprintf(why, len, "cannot open /dev/ublk-control: %s%s", strerror(-ret),
+			 ret == -ENOENT ? " (a kernel with CONFIG_BLK_DEV_UBLK, or modprobe "
+			 "ublk_drv)" : "");
+	return ret;
+}
+
+static int dev_char_open(struct ublk_dev *d, char *why, size_t len)
+{
+	int ret = char_open(d);
+
 	if (ret)
 		snprintf(why, len, "cannot open /dev/ublkc%u: %s", d->info.dev_id, strerror(-ret));
 	return ret;
 }
 
-int ublk_dev_start(const struct device_config *dc, struct ublk_dev **out, char *why,
-		   size_t len)
+int ublk_dev_start(const struct device_config *dc, const char *state_dir,
+		   struct ublk_dev **out, char *why, size_t len)
 {
 	struct ublk_dev *d = calloc(1, sizeof(*d));
 	int ret;
@@ -252,13 +302,22 @@ int ublk_dev_start(const struct device_config *dc, struct ublk_dev **out, char *
 		free(d);
 		return ret;
 	}
+	d->state_dir = state_dir ? strdup(state_dir) : NULL;
 	ublk_layout_init(&d->layout, &d->cfg);
 	ret = members_open(d, why, len);
 	if (!ret)
+		ret = dev_open_ctrl(d, why, len);
+	if (!ret && !dev_recover(d))
 		ret = dev_add(d, why, len);
 	if (!ret)
+		ret = dev_char_open(d, why, len);
+	if (!ret)
 		ret = queues_start(d, why, len);
-	if (!ret) {
+	if (!ret && d->recovered) {
+		ret = ublk_ctrl_end_recovery(&d->ctrl, d->info.dev_id, getpid(), START_TIMEOUT_MS);
+		if (ret)
+			snprintf(why, len, "END_USER_RECOVERY: %s", strerror(-ret));
+	} else if (!ret) {
 		ret = ublk_ctrl_start_dev(&d->ctrl, d->info.dev_id, getpid(), START_TIMEOUT_MS);
 		if (ret)
 			snprintf(why, len, "START_DEV: %s", strerror(-ret));

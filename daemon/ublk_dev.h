@@ -31,6 +31,8 @@ struct ublk_dev {
 	struct ublk_ctrl ctrl;
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
 	bool added, started;
+	bool recovered;			/* taken over from a daemon that died */
+	char *state_dir;		/* where its id is kept for recovery */
 	int char_fd;			/* /dev/ublkcN */
 	struct ublk_queue *queues;
 	int nr_queues;
@@ -39,12 +41,13 @@ struct ublk_dev {
 };
 
 /*
- * Open the members, add the ublk device, start a thread and ring per queue
- * and start the device. 0 and *@out, or -errno with the reason in @why
+ * Open the members, add the ublk device (or take over the one a dead daemon
+ * left, see ublk_recover.h), start a thread and ring per queue and start
+ * the device. 0 and *@out, or -errno with the reason in @why
  * (nothing is left behind).
  */
-int ublk_dev_start(const struct device_config *dc, struct ublk_dev **out, char *why,
-		   size_t len);
+int ublk_dev_start(const struct device_config *dc, const char *state_dir,
+		   struct ublk_dev **out, char *why, size_t len);
 /* stop the device (the kernel drains what is in flight), join, delete, free */
 void ublk_dev_stop(struct ublk_dev *d);
 /* members marked failed */
