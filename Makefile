@@ -7,7 +7,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export liburing-test selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-scale bench-profile clean-image deb kernel-deb
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export liburing-test selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-durability bench-scale bench-profile clean-image deb kernel-deb
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -88,6 +88,9 @@ bench: image ## engines, dd, cp, fio, memcpy side by side in one guest boot, plu
 
 bench-kfunc: deps ## uring_bpf_memcpy() vs memcpy() micro-benchmark in the guest; prints the table
 	@tests/bench/run-bench.sh kfunc
+
+bench-durability: daemon ## host: what checkpoints cost (default vs checkpoint_interval = 1G vs dd conv=fdatasync vs cp + sync), quiet and under a load it starts (DUR_MB, DUR_RUNS)
+	@tests/bench/durability.sh
 
 bench-scale: image ## time and CPU per GiB at 1, 4, 16 GiB and 1, 2, 4 pipelines per engine (guest); prints the table
 	@tests/bench/run-bench.sh scale

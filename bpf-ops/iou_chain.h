@@ -25,6 +25,7 @@ enum iou_ud_tag {
 	IOU_TAG_FSYNC = 4,	/* a checkpoint's fdatasync of one destination */
 	IOU_TAG_NOTIFY = 5,	/* loop: the write that wakes the daemon's monitor */
 	IOU_TAG_WAKE = 6,	/* daemon: poll on the pipeline's wake eventfd */
+	IOU_TAG_WRITEBACK = 7,	/* daemon: sync_file_range starting one destination's writeback */
 };
 
 static inline __u64 iou_ud(__u64 tag, __u32 slot, __u32 op)

@@ -134,12 +134,34 @@ int chain_submit(struct pipeline_run *pr, struct chain *c)
 			return -EBUSY;	/* the ring is sized so this cannot happen */
 		prep_op(sqe, c, i);
 		if (i + 1 < c->nr_ops && c->ops[i + 1].kind != CHAIN_OP_USER_COPY)
-			sqe->flags |= IOSQE_IO_LINK;
+			sqe->flags |= IOSQE_IO_LINK | (c->skip_cqes ? IOSQE_CQE_SKIP_SUCCESS : 0);
 		c->ops[i].res = 0;
 	}
 	c->group_end = i;
-	c->inflight = i - c->next;
+	c->inflight = c->skip_cqes ? 1 : i - c->next;
 	return 0;
+}
+
+/*
+ * With IOSQE_CQE_SKIP_SUCCESS on all but the last op of a group, a group
+ * posts one CQE: the last op's, or that of the first op that fell short
+ * or failed (the kernel then posts it, breaks the link and, as that op
+ * asked to skip, skips the cancelled ops' CQEs too). A short transfer
+ * counts as failed for the link (a read or write that returns less than it
+ * was asked for; our IORING_OP_BPF program fails a short copy with -EIO).
+ * So the ops before @idx did all they were asked, those after never ran.
+ */
+static void chain_fill_skipped(struct chain *c, int idx)
+{
+	for (int i = c->next; i < c->group_end; i++) {
+		struct chain_op *op = &c->ops[i];
+
+		if (i < idx)
+			op->res = op->kind == CHAIN_OP_BPF ? (int32_t)op->expect :
+				  (int32_t)(op->io_len - op->done);
+		else if (i > idx)
+			op->res = -ECANCELED;
+	}
 }
 
 static const char *op_path(const struct pipeline_run *pr, const struct chain_op *op)
@@ -271,6 +293,8 @@ void chain_handle_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	if (!c->busy || idx < c->next || idx >= c->group_end)
 		return;
 	c->ops[idx].res = res;
+	if (c->skip_cqes)
+		chain_fill_skipped(c, idx);
 	if (--c->inflight > 0)
 		return;
 	ret = chain_group_done(pr, c);

@@ -258,6 +258,7 @@ static void entry_from_worker(struct worker *w, struct status_entry *e)
 	e->bytes_durable = atomic_load(&st->bytes_durable);
 	e->bytes_resumed = atomic_load(&st->bytes_resumed);
 	e->enters = atomic_load(&st->enters);
+	e->cqes = atomic_load(&st->cqes);
 	e->bpf_ops = atomic_load(&st->bpf_ops);
 	e->bpf_bytes = atomic_load(&st->bpf_bytes);
 	e->user_copied = atomic_load(&st->user_copied);

@@ -115,9 +115,10 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		stopping = stopping || pipeline_stop_requested(pr);
 		if (!stopping && !pr->error)
 			fill_chains(pr);
+		ckpt_start_writeback(pr);
 		ckpt_begin(pr, false);
 		wake_arm(pr);
-		if (!pr->inflight_chains && !pr->ckpt_fsyncs)
+		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->wb_inflight)
 			break;
 
 		ret = ring_submit_and_wait(&pr->ring, 1, WAIT_TIMEOUT_MS);
@@ -137,6 +138,9 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 			case IOU_TAG_FSYNC:
 				ckpt_handle_fsync_cqe(pr, data, cqe->res);
 				break;
+			case IOU_TAG_WRITEBACK:
+				ckpt_handle_writeback_cqe(pr, data, cqe->res);
+				break;
 			case IOU_TAG_WAKE:
 				handle_wake_cqe(pr, cqe);
 				break;
@@ -144,6 +148,7 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 			seen++;
 		}
 		io_uring_cq_advance(&pr->ring.uring, seen);
+		atomic_fetch_add(&st->cqes, seen);
 	}
 	atomic_store(&st->enters, pr->ring.enters);
 	log_chain_failures(pr);

@@ -148,7 +148,8 @@ static int setup_ring(struct pipeline_run *pr)
 	ops = setup_chains(pr);
 	if (ops < 0)
 		return ops;
-	entries = ring_pow2(pr->nr_chains * ops + pr->nr_dst + 1);
+	/* every chain's ops, a checkpoint's fsync and a writeback start per destination, the wake poll */
+	entries = ring_pow2(pr->nr_chains * ops + 2 * pr->nr_dst + 1);
 	cq_entries = 2 * entries;
 	if (pr->engine->ring_size)
 		pr->engine->ring_size(pr, ops, &entries, &cq_entries);
@@ -163,6 +164,9 @@ static int setup_ring(struct pipeline_run *pr)
 	if (ret)
 		return pipeline_fail(pr, ret, "io_uring setup (%u entries, %s engine) failed: %s",
 				     entries, pr->engine->name, strerror(-ret));
+	/* one CQE per group of linked requests, where the kernel can (5.17+) */
+	for (int i = 0; i < pr->nr_chains; i++)
+		pr->chains[i].skip_cqes = pr->ring.params.features & IORING_FEAT_CQE_SKIP;
 	ret = ring_register_buffers(&pr->ring, &pr->mem);
 	if (ret) {
 		getrlimit(RLIMIT_MEMLOCK, &rl);
@@ -401,9 +405,10 @@ int pipeline_execute(struct pipeline_run *pr)
 	}
 	moved = pr->plan.p.length - pr->plan.p.start;
 	log_notice("pipeline %s: finished, %" PRIu64 " bytes, %s engine, %" PRIu64
-		   " io_uring_enter calls, %" PRIu64 " IORING_OP_BPF completions, %.2f bytes "
-		   "memcpy'd per byte moved", pr->cfg.name, moved, pr->engine->name,
-		   pr->ring.enters, atomic_load(&st->bpf_ops),
+		   " io_uring_enter calls, %" PRIu64 " CQEs, %" PRIu64 " IORING_OP_BPF "
+		   "completions, %.2f bytes memcpy'd per byte moved", pr->cfg.name, moved,
+		   pr->engine->name, pr->ring.enters, atomic_load(&st->cqes),
+		   atomic_load(&st->bpf_ops),
 		   status_copied_per_byte(atomic_load(&st->bpf_bytes),
 					  atomic_load(&st->user_copied), moved));
 	return 0;

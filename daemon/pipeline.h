@@ -38,6 +38,7 @@ struct pipeline_status {
 	_Atomic uint64_t bytes_durable;	/* checkpointed */
 	_Atomic uint64_t bytes_resumed;	/* where this run started */
 	_Atomic uint64_t enters;
+	_Atomic uint64_t cqes;		/* completions the daemon reaped */
 	_Atomic uint64_t bpf_ops;	/* IORING_OP_BPF completions */
 	_Atomic uint64_t bpf_bytes;	/* bytes IORING_OP_BPF completions copied */
 	_Atomic uint64_t user_copied;	/* bytes memcpy'd in userspace */
@@ -115,6 +116,7 @@ struct chain {
 	struct chain_op *ops;
 	int nr_ops;
 	int max_ops;
+	bool skip_cqes;		/* IOSQE_CQE_SKIP_SUCCESS: one CQE per group */
 	int next;		/* first op of the group in flight / to submit */
 	int group_end;		/* one past its last op */
 	int inflight;		/* CQEs still to come for the group */
@@ -147,8 +149,11 @@ struct pipeline_run {
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
 	bool sync_failed;		/* an fsync failed: what it covered may be lost */
 	uint64_t synced;		/* logical bytes flushed by the last checkpoint fsync */
+	uint64_t wb_started;		/* logical bytes whose writeback was started */
+	int wb_inflight;		/* sync_file_range CQEs outstanding */
 	uint64_t durable;
 	uint64_t last_ckpt_ns;
+	uint64_t flush_start_ns;	/* when the checkpoint's fsyncs in flight began */
 	bool resumed;
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */

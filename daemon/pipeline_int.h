@@ -16,6 +16,7 @@
 
 #define WAIT_TIMEOUT_MS	1000	/* heartbeat for the watchdog while I/O is slow */
 #define CKPT_MAX_NS	(5ULL * 1000000000ULL)	/* also checkpoint at least this often */
+#define WB_KICK_BYTES	(8ULL << 20)	/* start writeback of completed data this often */
 
 /* chain.c */
 int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block);
@@ -31,6 +32,9 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr);
 /* flush the destinations for a checkpoint when one is due (@force: now) */
 void ckpt_begin(struct pipeline_run *pr, bool force);
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res);
+/* start writeback of what completed since the last call, every WB_KICK_BYTES */
+void ckpt_start_writeback(struct pipeline_run *pr);
+void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res);
 int ckpt_sync_dests(struct pipeline_run *pr, bool full);
 /* stopped or failed: record what is durable, never more */
 void ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);

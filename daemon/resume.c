@@ -6,6 +6,7 @@
  * past it, and after a failed flush never more than the last good one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,13 +138,20 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr)
 	return m < pr->failed_off ? m : pr->failed_off;
 }
 
+/*
+ * A checkpoint's flush starts half an interval past the last one: the
+ * writes may run checkpoint_interval plus a queue depth ahead of what is
+ * durable (driver.c), so the copy goes on through the other half while the
+ * flush runs instead of waiting for it.
+ */
 void ckpt_begin(struct pipeline_run *pr, bool force)
 {
 	uint64_t w = ckpt_watermark_now(pr), interval = pr->cfg.s.checkpoint_interval;
 
 	if (pr->ckpt_fsyncs || pr->error || w <= pr->durable)
 		return;
-	if (!force && w - pr->durable < interval && clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
+	if (!force && w - pr->durable < interval / 2 &&
+	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
 		return;
 	/* everything below w has completed; flush it, then record w */
 	for (int d = 0; d < pr->nr_dst; d++) {
@@ -157,6 +165,7 @@ void ckpt_begin(struct pipeline_run *pr, bool force)
 		pr->ckpt_fsyncs++;
 	}
 	pr->ckpt_watermark = w;
+	pr->flush_start_ns = clock_mono_ns();
 }
 
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
@@ -171,8 +180,55 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	}
 	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
 		pr->synced = pr->ckpt_watermark;
+		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
+			  " took %.3f s", pr->cfg.name, pr->nr_dst, pr->ckpt_watermark,
+			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
 		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
 	}
+}
+
+/*
+ * Buffered destinations: start writeback of each range as it completes
+ * (sync_file_range WRITE, which neither waits nor consumes a writeback
+ * error: the checkpoint's fdatasync still reports it). The disk then works
+ * beside the copy, and a checkpoint's flush waits only for the tail.
+ */
+void ckpt_start_writeback(struct pipeline_run *pr)
+{
+	uint64_t w = ckpt_watermark_now(pr);
+	const struct plan_params *p = &pr->plan.p;
+
+	if (pr->cfg.s.direct || pr->wb_inflight || pr->error ||
+	    w < pr->wb_started + WB_KICK_BYTES)
+		return;
+	for (int d = 0; d < pr->nr_dst; d++) {
+		uint64_t from = dest_bytes_at(p, d, pr->wb_started);
+		uint64_t to = dest_bytes_at(p, d, w);
+		struct io_uring_sqe *sqe;
+
+		if (to <= from)
+			continue;
+		sqe = ring_get_sqe(&pr->ring);
+		if (!sqe)
+			break;
+		io_uring_prep_sync_file_range(sqe, pr->nr_src + d, to - from,
+					      pr->cfg.dest_offset + from, SYNC_FILE_RANGE_WRITE);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_WRITEBACK, 0, d));
+		pr->wb_inflight++;
+	}
+	pr->wb_started = w;
+}
+
+void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res)
+{
+	int d = iou_ud_op(data);
+
+	pr->wb_inflight--;
+	if (res < 0)
+		log_debug("pipeline %s: starting writeback of %s: %s (the checkpoint's "
+			  "fdatasync decides)", pr->cfg.name,
+			  d < pr->nr_dst ? pr->dst[d].path : "?", strerror(-res));
 }
 
 int ckpt_sync_dests(struct pipeline_run *pr, bool full)

@@ -59,10 +59,10 @@ int status_write(const char *path, const struct status_report *r)
 			"bytes_durable=%" PRIu64 "\nbytes_resumed=%" PRIu64 "\n"
 			"rate_bps=%.0f\nenters=%" PRIu64 "\nbpf_ops=%" PRIu64 "\n"
 			"user_copied=%" PRIu64 "\nerrors=%" PRIu64 "\nelapsed=%.3f\n"
-			"bpf_bytes=%" PRIu64 "\n",
+			"bpf_bytes=%" PRIu64 "\ncqes=%" PRIu64 "\n",
 			e->bytes_done, e->bytes_total, e->bytes_durable, e->bytes_resumed,
 			e->rate_bps, e->enters, e->bpf_ops, e->user_copied, e->errors,
-			e->elapsed, e->bpf_bytes);
+			e->elapsed, e->bpf_bytes, e->cqes);
 		put_str(f, "error", e->error);
 		put_str(f, "note", e->note);
 	}
@@ -167,6 +167,8 @@ int status_read(const char *path, struct status_report *r)
 			e->rate_bps = strtod(v, NULL);
 		} else if (!strcmp(line, "enters")) {
 			e->enters = strtoull(v, NULL, 10);
+		} else if (!strcmp(line, "cqes")) {
+			e->cqes = strtoull(v, NULL, 10);
 		} else if (!strcmp(line, "bpf_ops")) {
 			e->bpf_ops = strtoull(v, NULL, 10);
 		} else if (!strcmp(line, "bpf_bytes")) {
@@ -295,10 +297,10 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 				e->state, e->bytes_durable);
 		if (e->bytes_done > e->bytes_resumed)
 			fprintf(out, "  memcpy'd per byte moved: %.2f (by IORING_OP_BPF in the kernel: "
-				"%" PRIu64 " bytes; in userspace: %" PRIu64 " bytes)\n",
-				status_copied_per_byte(e->bpf_bytes, e->user_copied,
-						       e->bytes_done - e->bytes_resumed),
-				e->bpf_bytes, e->user_copied);
+				"%" PRIu64 " bytes; in userspace: %" PRIu64 " bytes); %" PRIu64
+				" CQEs\n", status_copied_per_byte(e->bpf_bytes, e->user_copied,
+								 e->bytes_done - e->bytes_resumed),
+				e->bpf_bytes, e->user_copied, e->cqes);
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);

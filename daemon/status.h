@@ -21,6 +21,7 @@ struct status_entry {
 	uint64_t bytes_resumed;
 	double rate_bps;
 	uint64_t enters;
+	uint64_t cqes;
 	uint64_t bpf_ops;
 	uint64_t bpf_bytes;
 	uint64_t user_copied;

@@ -757,6 +757,30 @@ static void enters_are_counted_once_per_batch(void **state)
 	free(buf);
 }
 
+/*
+ * IOSQE_CQE_SKIP_SUCCESS on all but a group's last request: a copy block
+ * (read linked to write) posts one CQE, not two. Besides the 16 blocks only
+ * the writeback starts (one per 8 MiB) may post one.
+ */
+static void a_copy_block_posts_one_cqe(void **state)
+{
+	struct fx *f = *state;
+	size_t len = 16 << 20;
+	uint8_t *buf = malloc(len);
+
+	tu_fill(buf, len, 17);
+	make_file(f, "src", buf, len);
+	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = copy\nsource = @D/src\n"
+			     "destination = @D/out\nblock_size = 1M\nqueue_depth = 8\n"
+			     "checkpoint_interval = 1G\n"), 0);
+	uint64_t cqes = atomic_load(&f->st.cqes);
+
+	print_message("16 blocks: %lu CQEs\n", (unsigned long)cqes);
+	assert_true(cqes >= 16 && cqes <= 16 + 2);
+	expect_file(f, "out", buf, len);
+	free(buf);
+}
+
 static void stripe_copies_in_userspace_on_the_uring_engine(void **state)
 {
 	struct fx *f = *state;
@@ -881,6 +905,7 @@ int main(void)
 	T(engine_select_loop_only_when_asked);
 	T(engine_auto_falls_back_to_uring_and_says_so);
 	T(enters_are_counted_once_per_batch);
+	T(a_copy_block_posts_one_cqe);
 	T(stripe_copies_in_userspace_on_the_uring_engine);
 	T(one_unit_stripes_and_destripes_memcpy_nothing);
 #undef T
