@@ -2,11 +2,16 @@
 # The measuring side of `make bench`: data movers side by side, in one run.
 #
 #   bench.sh guest   in the guest, as suite bench (tests/bench/run): media
-#                    tmpfs, brd ram disks and a virtio disk; exact io_uring_enter
-#                    and system call counts from perf tracepoint counters
+#                    brd ram disks with O_DIRECT (the default), tmpfs and a
+#                    virtio disk; exact io_uring_enter, system call and io-wq
+#                    punt counts from perf tracepoint counters
 #   bench.sh host    on the host's own kernel, unemulated: tmpfs only, no BPF
 #                    (nothing is loaded into the host kernel), the daemon only
-#                    with engine = uring; counts from one extra run under strace
+#                    with engine = uring; counts from one extra run under
+#                    strace; then durability.sh (the daemon's default config
+#                    against checkpoint_interval = 1G, dd conv=fdatasync and
+#                    cp + sync, quiet and under load; HOST_DURABILITY=0 leaves
+#                    it out)
 #
 # What runs, for each medium and block size, alternating (round r runs every
 # configuration once, for r = 1..runs):
@@ -17,18 +22,27 @@
 #   fio      ioengine=io_uring, fixedbufs: a read job on the source and a write
 #            job on the destination, at queue depths 1, 8, 32
 #   engines  iou-offloadd --once with engine = uring, bpf, loop for copy, mirror
-#            (2 destinations) and stripe (4 destinations), if the binary is
+#            (2 destinations), stripe (4 destinations, one unit per member
+#            per block: nothing to shuffle) and stripe-multi (4 destinations,
+#            stripe_unit = block / 16: four units of each member scattered
+#            through every block, which the engine gathers), if the binary is
 #            there and accepts the engine (else a skip says why)
+# Per run, besides wall and CPU time: context switches (wait4's rusage),
+# io_uring_enter calls, system calls and io-wq punts (guest, exact), and for
+# the daemon its own exact counts from its status file: CQEs, IORING_OP_BPF
+# completions, bytes memcpy'd (userspace and uring_bpf_memcpy()).
 # Per configuration: one TAP test (it ran, and what it copied compares equal),
 # never a verdict on speed. Raw figures go to raw.jsonl (a JSON record per run),
 # the summary to table.md / summary.json (report.py), all in $IOU_ARTIFACTS
 # (guest) or $BENCH_OUT (host).
 #
 # Knobs (environment, or on the guest's kernel command line as iou.bench_X=v
-# with commas for lists): BENCH_MB (data per run, default 128), BENCH_RUNS (5),
-# BENCH_BS ("64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA ("tmpfs"; all:
-# "tmpfs brd virtio"), BENCH_TOOLS ("memcpy dd cp fio engines"), BENCH_ENGINES
-# ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe"), BENCH_ENGINE_QD
+# with commas for lists): BENCH_MB (data per run, default 1024 when the media
+# include brd, else 128), BENCH_RUNS (3 with brd, else 5),
+# BENCH_BS ("1M" with brd, else "64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA
+# ("brd"; all: "brd tmpfs virtio"), BENCH_TOOLS ("memcpy dd cp fio engines"),
+# BENCH_ENGINES ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe
+# stripe-multi"), BENCH_ENGINE_QD
 # ("32"; all: "1 8 32"), BENCH_MEMCPY_MB (64: bytes per memcpy run),
 # BENCH_MOVSB ("off": every mover but the memcpy row runs with glibc told not
 # to use rep movsb; "on": glibc's own choice).
@@ -51,22 +65,30 @@ BT=${BENCHTOOL:-$here/benchtool}
 # ---- knobs ---------------------------------------------------------------
 . "$here/common.sh"
 [ "$mode" = guest ] && cmdline_knobs bench
+# The main medium is what users have: block devices with O_DIRECT (brd,
+# which like null_blk supports NOWAIT, so io_uring issues inline instead of
+# punting every request to io-wq as it does on tmpfs), 1 GiB per run. The
+# default keeps `make bench` warm within about 30 minutes on 2 cores: brd
+# only, 1M blocks, 3 rounds, engines at depth 32 (fio at 1, 8 and 32); see
+# tests/bench/README.md for the measured times and the full matrix
+# (BENCH_MEDIA="brd tmpfs virtio" BENCH_BS="64K 1M" BENCH_ENGINE_QD="1 8 32").
+[ "$mode" = guest ] && BENCH_MEDIA=${BENCH_MEDIA:-brd}
+if [ "$mode" = guest ] && [[ " $BENCH_MEDIA " == *" brd "* ]]; then
+	BENCH_MB=${BENCH_MB:-1024}
+	BENCH_RUNS=${BENCH_RUNS:-3}
+	BENCH_BS=${BENCH_BS:-1M}
+fi
 BENCH_MB=${BENCH_MB:-128}
 BENCH_RUNS=${BENCH_RUNS:-5}
 BENCH_BS=${BENCH_BS:-64K 1M}
 BENCH_QD=${BENCH_QD:-1 8 32}
-# The default fits `make bench` cold in 30 minutes on 2 cores (measured 22 min
-# 41 s, the kernel build 15.5 of them): tmpfs only, engines at depth 32 (fio
-# at 1, 8 and 32). The full matrix: BENCH_MEDIA="tmpfs brd virtio"
-# BENCH_ENGINE_QD="1 8 32" (tests/bench/README.md has the measured times).
 BENCH_ENGINE_QD=${BENCH_ENGINE_QD:-32}
 BENCH_TOOLS=${BENCH_TOOLS:-memcpy dd cp fio engines}
 BENCH_ENGINES=${BENCH_ENGINES:-uring bpf loop}
-BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe}
+BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe stripe-multi}
 BENCH_MOVSB=${BENCH_MOVSB:-off}
 NO_MOVSB=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824)
 if [ "$mode" = guest ]; then
-	BENCH_MEDIA=${BENCH_MEDIA:-tmpfs}
 	OUT=${IOU_ARTIFACTS:-/run/iou-bench-out}
 	WORK=/run/iou-bench
 	count_args=(--count)
@@ -165,7 +187,11 @@ setup_virtio() {
 configs=()
 declare -A SKIP=()	# set, if empty: set -u
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
-ndests() { case "$1" in mirror) echo 2 ;; stripe) echo 4 ;; *) echo 1 ;; esac; }
+ndests() { case "$1" in mirror) echo 2 ;; stripe*) echo 4 ;; *) echo 1 ;; esac; }
+# stripe_unit TRANSFORM BS: stripe, one unit per member per block (bs / 4);
+# stripe-multi, four units per member per block (bs / 16), which the daemon
+# gathers into one write per member (IORING_OP_BPF, or memcpy on uring)
+stripe_unit() { case "$1" in stripe) echo $(($2 / 4)) ;; stripe-multi) echo $(($2 / 16)) ;; esac; }
 
 # engine_config FILE ENGINE TRANSFORM MEDIUM BS QD: an iou-offloadd
 # configuration running one pipeline once
@@ -178,10 +204,10 @@ engine_config() {
 		echo "direct = $([ "${MDIRECT[$medium]}" = 1 ] && echo yes || echo no)"
 		# one checkpoint at the end: the baselines do not flush either
 		echo "checkpoint_interval = $((BYTES >> 20))M"
-		[ "$tf" = stripe ] && echo "stripe_unit = $((bs / n))"
+		[[ $tf == stripe* ]] && echo "stripe_unit = $(stripe_unit "$tf" "$bs")"
 		echo
 		echo "[pipeline bench]"
-		echo "transform = $tf"
+		echo "transform = ${tf%-multi}"
 		echo "source = ${MSRC[$medium]}"
 		echo "length = $LEN"
 		for d in "${dsts[@]:0:$n}"; do echo "destination = $d"; done
@@ -317,7 +343,7 @@ verify() {
 	memcpy*) verdict="copy verified"; return 0 ;;	# benchtool memcpy compares itself
 	fio) verdict="ran (fio writes its own data)"; return 0 ;;
 	esac
-	if [ "$tf" = stripe ]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
+	if [[ $tf == stripe* ]]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
 	local -a dsts=(${MDSTS[$medium]})
 	n=$(ndests "$tf")
 	src=${MSRC[$medium]}
@@ -331,17 +357,50 @@ verify() {
 }
 
 
+# daemon_counts LOG: the daemon's own exact counts of the run that just ended,
+# as key=value words: from its status file (runtime_dir/status: enters, cqes,
+# bpf_ops, user_copied and bpf_bytes, the bytes memcpy'd in userspace and by
+# uring_bpf_memcpy()), else from its finishing journal line in LOG ("finished,
+# N bytes, E engine, N io_uring_enter calls, N CQEs, N IORING_OP_BPF
+# completions, X bytes memcpy'd per byte moved": a ratio rounded to 0.01)
+daemon_counts() {
+	local st=$WORK/state/status line k v out=""
+	if [ -f "$st" ] && grep -q '^state=finished$' "$st"; then
+		for k in enters cqes bpf_ops user_copied bpf_bytes; do
+			v=$(sed -n "s/^$k=\([0-9]*\)\$/\1/p" "$st" | head -1)
+			out+=" d_$k=${v:--1}"
+		done
+		echo "$out"
+		return
+	fi
+	line=$(grep -o 'finished, [0-9]* bytes, [a-z]* engine, .*per byte moved' "$1" | tail -1)
+	if [ -n "$line" ]; then
+		sed -E 's/finished, ([0-9]+) bytes, [a-z]+ engine, ([0-9]+) io_uring_enter calls, ([0-9]+) CQEs, ([0-9]+) IORING_OP_BPF completions, ([0-9.]+) bytes.*/d_enters=\2 d_cqes=\3 d_bpf_ops=\4 d_copied_per_byte=\5/' <<<"$line"
+		return
+	fi
+	echo "d_enters=-1"
+}
+
 # record CONFIG RUN LINE [KIND]: one JSON line of raw figures. KIND: timed
 # (default), startup (the same command moving one block: its fixed cost), or
-# counting (host: the run under strace that counts system calls)
+# counting (host: the run under strace that counts system calls). LINE:
+# benchtool run's words, plus daemon_counts' for the daemon's runs.
 record() {
-	local tool engine tf medium bs qd
+	local tool engine tf medium bs qd blocks=0 extra="" k v
 	IFS='|' read -r tool engine tf medium bs qd <<<"$1"
-	printf '{"system":"%s","accel":"%s","tool":"%s","engine":"%s","transform":"%s","medium":"%s","bs":%s,"qd":%s,"run":%s,"bytes":%s,"wall_s":%s,"user_s":%s,"sys_s":%s,"rc":%s,"io_uring_enter":%s,"syscalls":%s,"kind":"%s"}\n' \
+	[ "$bs" -gt 0 ] && blocks=$(( (LEN + bs - 1) / bs ))
+	if [ "$tool" = iou-offloadd ]; then
+		for k in enters cqes bpf_ops user_copied bpf_bytes copied_per_byte; do
+			v=$(kv "d_$k" "$3")
+			[ "$v" != -1 ] && extra+=",\"daemon_$k\":$v"
+		done
+	fi
+	printf '{"system":"%s","accel":"%s","tool":"%s","engine":"%s","transform":"%s","medium":"%s","bs":%s,"qd":%s,"run":%s,"bytes":%s,"blocks":%s,"wall_s":%s,"user_s":%s,"sys_s":%s,"rc":%s,"io_uring_enter":%s,"syscalls":%s,"punts":%s,"nvcsw":%s,"nivcsw":%s,"kind":"%s"%s}\n' \
 		"$system" "$accel" "$tool" "$([ "$engine" = - ] && echo "" || echo "$engine")" "$tf" "$medium" "$bs" \
-		"$([ "$qd" = - ] && echo 0 || echo "$qd")" "$2" "$LEN" \
+		"$([ "$qd" = - ] && echo 0 || echo "$qd")" "$2" "$LEN" "$blocks" \
 		"$(kv wall "$3")" "$(kv user "$3")" "$(kv sys "$3")" "$(kv rc "$3")" \
-		"$(kv io_uring_enter "$3")" "$(kv syscalls "$3")" "${4:-timed}" >> "$RAW"
+		"$(kv io_uring_enter "$3")" "$(kv syscalls "$3")" "$(kv punts "$3")" \
+		"$(kv nvcsw "$3")" "$(kv nivcsw "$3")" "${4:-timed}" "$extra" >> "$RAW"
 }
 
 # host: io_uring_enter and syscall counts from one run under strace -f -c
@@ -351,12 +410,37 @@ strace_count() {
 	strace -f -c -o "$f" "${CMD[@]}" >/dev/null 2>&1
 	calls=$(awk '$NF == "io_uring_enter" { print $4 }' "$f")
 	total=$(awk '$NF == "total" { print $4 }' "$f")
-	echo "rc=0 wall=0 user=0 sys=0 io_uring_enter=${calls:-0} syscalls=${total:--1}"
+	echo "rc=0 wall=0 user=0 sys=0 io_uring_enter=${calls:-0} syscalls=${total:--1} punts=-1 nvcsw=-1 nivcsw=-1"
+}
+
+# io-wq punts are counted in the task that queues the work (the daemon's
+# pipeline thread, or an io-wq worker queueing a linked request), so the
+# counter must follow the threads CMD creates: on tmpfs, which has no
+# FMODE_NOWAIT on 6.12, every read and write of a copy is punted from the
+# pipeline thread (a child of the exec'd process), so a 16-block copy there
+# must count at least 32. Prints "punts=N blocks=16" (guest only).
+punt_check() {
+	local d=$WORK/punt-check
+	mkdir -p "$d/state" && mount -t tmpfs -o size=48m iou-punt "$d" && mkdir -p "$d/state" || return 1
+	"$BT" fill "$d/src" $((16 << 20)) || { umount "$d"; return 1; }
+	{
+		daemon_section "$d/state" uring 8 1048576
+		echo "[pipeline check]"
+		echo "transform = copy"
+		echo "source = $d/src"
+		echo "destination = $d/dst"
+	} > "$WORK/conf/punt.conf"
+	line=$("$BT" run --count --log "$WORK/logs/punt.log" -- "$daemon" --config="$WORK/conf/punt.conf" --once)
+	umount "$d"
+	echo "punts=$(kv punts "$line") rc=$(kv rc "$line") blocks=16"
 }
 
 # ---- run everything ----------------------------------------------------------------
 nconf=${#configs[@]}
-plan $((nconf + ${#SKIP[@]}))
+extra_tests=0
+[ "$mode" = guest ] && [ -n "$daemon" ] && extra_tests=$((extra_tests + 1))
+[ "$mode" = host ] && [ "${HOST_DURABILITY:-1}" != 0 ] && extra_tests=$((extra_tests + 1))
+plan $((nconf + ${#SKIP[@]} + extra_tests))
 echo "# bench: $system, accelerator $accel, kernel $(uname -r), $(nproc) cpus," \
 	"$BENCH_MB MiB per run, $BENCH_RUNS runs (median, min, max), $nconf configurations"
 [ "$accel" = tcg ] && echo "# accelerator tcg: everything is emulated; compare figures as ratios within this run, and counts exactly"
@@ -375,6 +459,7 @@ for r in $(seq 1 "$BENCH_RUNS"); do
 			LEN=$bs
 			prepare_and_command "$c"
 			line=$("$BT" run --log "$log" -- "${CMD[@]}" 2>>"$log")
+			[ "$tool" = iou-offloadd ] && line+=" $(daemon_counts "$log")"
 			record "$c" 0 "$line" startup
 			LEN=$BYTES
 		fi
@@ -386,6 +471,7 @@ for r in $(seq 1 "$BENCH_RUNS"); do
 			line=$("${CMD[@]}" 2>>"$log")
 		else
 			line=$("$BT" run "${count_args[@]}" --log "$log" -- "${CMD[@]}" 2>>"$log")
+			[ "$tool" = iou-offloadd ] && line+=" $(daemon_counts "$log")"
 		fi
 		rc=$(kv rc "$line")
 		record "$c" "$r" "$line"
@@ -424,5 +510,27 @@ done
 for k in "${!SKIP[@]}"; do
 	skip "$k" "${SKIP[$k]}"
 done
+if [ "$mode" = guest ] && [ -n "$daemon" ]; then
+	# the punt counter sees the threads the command creates (see punt_check)
+	pc=$(punt_check 2>&1)
+	n=$(kv punts "$pc")
+	if [ "$(kv rc "$pc")" = 0 ] && [ "$n" -ge 32 ] 2>/dev/null; then
+		ok "io-wq punt counter follows the daemon's threads: $n punts for a 16-block tmpfs copy"
+	else
+		nok "io-wq punt counter follows the daemon's threads: $pc"
+	fi
+	echo "{\"system\":\"$system\",\"kind\":\"punt_check\",\"result\":\"$pc\"}" >> "$OUT/checks.jsonl"
+fi
+if [ "$mode" = host ] && [ "${HOST_DURABILITY:-1}" != 0 ]; then
+	# what the daemon's default config costs against dd conv=fdatasync and
+	# cp + sync, and against one checkpoint at the end (make bench-durability)
+	DUR_JSON=$OUT/durability.json DAEMON=$daemon bash "$here/durability.sh" > "$OUT/durability.tap" 2>&1
+	if grep -q '^not ok' "$OUT/durability.tap" || [ ! -s "$OUT/durability.json" ]; then
+		nok "host durability (durability.sh): $(grep -m1 '^not ok' "$OUT/durability.tap")"
+	else
+		ok "host durability (durability.sh): $(grep -c '^ok' "$OUT/durability.tap") copies verified"
+	fi
+	grep '^# ' "$OUT/durability.tap"
+fi
 [ -s "$OUT/table.md" ] && sed 's/^/# /' "$OUT/table.md"
 exit 0

@@ -16,6 +16,8 @@
 # mover once) so drift hits all alike; the source stays in the page cache.
 # Prints TAP (each run copied every byte) and a table of median wall seconds
 # with the ratios the targets are stated in: default / ckpt-1G, default / dd.
+# DUR_JSON=FILE also writes every wall time and the medians there (bench.sh
+# host runs this script for make bench's host baseline).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
@@ -121,6 +123,21 @@ for load in $DUR_LOADS; do
 	printf ' %16s %16s\n' "$(ratio default ckpt-1G)" "$(ratio default dd)"
 	unset med
 done
+if [ -n "${DUR_JSON:-}" ]; then
+	{
+		printf '{"mb":%s,"runs":%s,"fs":"%s","kernel":"%s","cpus":%s,"load_cpus":%s,"times_s":{' \
+			"$DUR_MB" "$DUR_RUNS" "$(findmnt -no FSTYPE -T "$W")" "$(uname -r)" "$(nproc)" "$DUR_LOAD_CPUS"
+		sep=""
+		for load in $DUR_LOADS; do
+			for m in $DUR_MOVERS; do
+				printf '%s"%s/%s":[%s]' "$sep" "$load" "$m" \
+					"$(for us in ${times[$load/$m]:-}; do printf '%s\n' "$(bc -l <<< "scale=6; $us / 1000000")"; done | sed 's/^\./0./' | paste -sd,)"
+				sep=","
+			done
+		done
+		printf '}}\n'
+	} > "$DUR_JSON"
+fi
 plan
 summary
 tap_status

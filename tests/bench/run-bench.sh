@@ -6,9 +6,11 @@
 #                        KFUNC_CPUS (default "max max,-erms": with and
 #                        without ERMS, i.e. rep movsb), print each table
 #   run-bench.sh all     the same with suite bench first (one boot: memcpy,
-#                        dd, cp, fio, iou-offloadd engines over tmpfs, brd and a
-#                        virtio disk), then the host baseline on the host's own
-#                        kernel (tmpfs; no BPF), then one table, JSON and plot
+#                        dd, cp, fio, iou-offloadd engines over brd with
+#                        O_DIRECT, or tmpfs, or a virtio disk: BENCH_MEDIA),
+#                        then the host baseline on the host's own kernel
+#                        (tmpfs, and durability.sh on the host's disk; no
+#                        BPF), then one table, JSON and plot
 #   run-bench.sh scale   suite bench-scale alone (scale.sh): 1, 4, 16 GiB
 #                        with 1, 2, 4 pipelines per engine on a virtio scratch
 #                        disk; prints its table
@@ -20,7 +22,9 @@
 # table.md, results.json (every raw figure), plot.png, plus guest/, host/,
 # kfunc/ as they came and vm.log (the run's TAP).
 #
-# Variables: BENCH_MB (guest data per run, 128), BENCH_RUNS (5), HOST_BENCH_MB
+# Variables: BENCH_MEDIA (brd), BENCH_MB (guest data per run: 1024 with brd,
+# else 128), BENCH_RUNS (3 with brd, else 5), BENCH_CPU (TCG's -cpu model for
+# the guest, default max; max,-erms is the variant without rep movsb), HOST_BENCH_MB
 # (256), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
@@ -35,8 +39,14 @@ set -euo pipefail
 
 what=${1:-all}
 case "$what" in kfunc|all|scale|profile) ;; *) die "usage: $0 kfunc|all|scale|profile" ;; esac
+BENCH_MEDIA=${BENCH_MEDIA:-brd}
+if [[ " $BENCH_MEDIA " == *" brd "* ]]; then
+	BENCH_MB=${BENCH_MB:-1024}
+	BENCH_RUNS=${BENCH_RUNS:-3}
+fi
 BENCH_MB=${BENCH_MB:-128}
 BENCH_RUNS=${BENCH_RUNS:-5}
+BENCH_CPU=${BENCH_CPU:-max}
 HOST_BENCH_MB=${HOST_BENCH_MB:-256}
 [ -f "$KOBJ/arch/x86/boot/bzImage" ] || die "no guest kernel at $KOBJ/arch/x86/boot/bzImage (make kernel)"
 [ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
@@ -59,12 +69,20 @@ append="${VM_APPEND:-}"
 if [ "$what" = all ]; then
 	# the default matrix runs ~5 min under TCG, the full one over 40
 	export TIMEOUT=${TIMEOUT:-3600}
-	export VM_MEM=${VM_MEM:-4G}
+	# brd keeps what is written in guest RAM: the source and up to four
+	# destinations of BENCH_MB (copy, mirror and dd/cp/fio write ram1 and
+	# ram2 whole, stripe a quarter of ram1..4), plus the page cache of cp
+	# and of the checks: 4 x BENCH_MB + 2 GiB, at least 4G
+	mem_mb=4096
+	[[ " $BENCH_MEDIA " == *" brd "* ]] && [ $((4 * BENCH_MB + 2048)) -gt $mem_mb ] && mem_mb=$((4 * BENCH_MB + 2048))
+	export VM_MEM=${VM_MEM:-${mem_mb}M}
+	export VM_CPU=$BENCH_CPU
 	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
 	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
 	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
 	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((TIMEOUT - 120))"
-	for k in BS QD ENGINE_QD MEDIA TOOLS ENGINES TRANSFORMS MEMCPY_MB MOVSB; do
+	append+=" iou.bench_media=$(tr ' ' , <<<"$BENCH_MEDIA")"
+	for k in BS QD ENGINE_QD TOOLS ENGINES TRANSFORMS MEMCPY_MB MOVSB; do
 		v=$(eval echo "\${BENCH_$k:-}")
 		[ -n "$v" ] && append+=" iou.bench_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
@@ -130,7 +148,7 @@ if [ "$what" = kfunc ]; then
 	exit $rc
 fi
 
-log "bench $what: guest run (results in $out)"
+log "bench $what: guest run$([ "$what" = all ] && echo " with -cpu $BENCH_CPU, $BENCH_MEDIA, $BENCH_MB MiB per run, VM_MEM $VM_MEM") (results in $out)"
 rc=0
 "$REPO/tests/vm/run-vm.sh" "$mode" 2>&1 | tee "$out/vm.log" || rc=$?
 run=$(grep -oE 'run dir [^ ]+' "$out/vm.log" | tail -1 | cut -d' ' -f3)
@@ -171,7 +189,7 @@ fi
 
 echo
 python3 "$REPO/tests/bench/report.py" merge --guest "$out/guest" --host "$out/host" \
-	--kfunc "$out/kfunc" --out "$out" || rc=1
+	--kfunc "$out/kfunc" --cpu "$BENCH_CPU" --out "$out" || rc=1
 echo
 echo "results: $out (table.md, results.json, plot.png; guest accelerator ${accel:-?})"
 exit $rc
