@@ -65,6 +65,7 @@ const struct key_def keys[] = {
 	{ "logical_block_size",	 K_LOGICAL_BLOCK_SIZE,	IN_DEVICE },
 	{ "read_policy",	 K_READ_POLICY,		IN_DEVICE },
 	{ "size",		 K_SIZE,		IN_DEVICE },
+	{ "stripe_io",		 K_STRIPE_IO,		IN_DEVICE },
 };
 
 const char *config_key_name(unsigned int i)

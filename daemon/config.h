@@ -84,6 +84,12 @@ enum read_policy {
 	READ_PRIMARY,		/* the first healthy member */
 };
 
+/* stripe: how a request with several units on one member reaches it */
+enum stripe_io {
+	STRIPE_IO_PER_UNIT,	/* one request per unit, straight from the tag buffer */
+	STRIPE_IO_GATHER,	/* units gathered into a staging buffer, one request per member */
+};
+
 struct device_config {
 	char name[CONFIG_NAME_MAX + 1];
 	int line;			/* of the [device NAME] header */
@@ -99,6 +105,7 @@ struct device_config {
 	uint32_t logical_block_size;
 	uint32_t stripe_unit;
 	enum read_policy read_policy;
+	enum stripe_io stripe_io;
 	uint64_t size;			/* 0 in the file: as large as the members allow */
 	int key_line[32];
 	uint32_t key_valid;
@@ -160,6 +167,7 @@ uint64_t device_member_share(const struct device_config *dc, int i);
 const char *transform_to_string(enum transform t);
 const char *device_target_to_string(enum device_target t);
 const char *read_policy_to_string(enum read_policy p);
+const char *stripe_io_to_string(enum stripe_io s);
 const char *gather_layout_to_string(enum gather_layout g);
 const char *engine_kind_to_string(enum engine_kind e);
 

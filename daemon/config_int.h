@@ -23,7 +23,7 @@ enum key_id {
 	K_OFFSET, K_DEST_OFFSET, K_LENGTH,
 	K_PROGRESS_INTERVAL,
 	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
-	K_READ_POLICY, K_SIZE,
+	K_READ_POLICY, K_SIZE, K_STRIPE_IO,
 	K_NR,
 };
 
@@ -42,6 +42,7 @@ struct key_def {
 };
 
 extern const struct key_def keys[K_NR];	/* one entry per key id */
+_Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");
 
 /* value ranges, shared by the parser and its messages */
 #define QD_MIN		1

@@ -623,7 +623,7 @@ int daemon_main(const struct daemon_options *opts)
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
 		worker_start(&d, &d.cfg.pipelines[i]);
 	/* before READY=1: a device is there (or has said why not) when the unit is up */
-	devices_start(&d.devices, &d.cfg);
+	devices_start(&d.devices, &d.cfg, d.probe.bpf_ok);
 
 	ready_deadline = clock_mono_ns() + READY_WAIT_S * 1000000000ULL;
 	for (;;) {

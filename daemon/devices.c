@@ -13,43 +13,47 @@
 #include "devices.h"
 #include "log.h"
 
-static const char *engine_refusal(const struct device_config *dc)
+/* IORING_OP_BPF for the stripe gather: asked for, or auto on a kernel that has it */
+static int engine_pick(const struct device_config *dc, bool bpf_ok, bool *use_bpf)
 {
-	/* the IORING_OP_BPF gather for devices is not written yet */
-	if (dc->engine == ENGINE_BPF)
-		return "engine = bpf is not available for devices yet: use uring or auto";
-	return NULL;
+	*use_bpf = dc->engine == ENGINE_BPF || (dc->engine == ENGINE_AUTO && bpf_ok);
+	return dc->engine == ENGINE_BPF && !bpf_ok ? -EOPNOTSUPP : 0;
 }
 
 static struct device_run *device_run_start(const struct device_config *dc,
-					   const char *state_dir)
+					   const struct device_set *s)
 {
 	struct device_run *r = calloc(1, sizeof(*r));
-	const char *no;
+	bool use_bpf;
 	int ret;
 
 	if (!r)
 		return NULL;
 	snprintf(r->name, sizeof(r->name), "%s", dc->name);
-	no = engine_refusal(dc);
-	if (no) {
-		snprintf(r->why, sizeof(r->why), "%s", no);
+	if (engine_pick(dc, s->bpf_ok, &use_bpf)) {
+		snprintf(r->why, sizeof(r->why), "engine = bpf: this kernel has no IORING_OP_BPF "
+			 "(use uring or auto)");
 		log_err("device %s: not started: %s", dc->name, r->why);
 		return r;
 	}
-	ret = ublk_dev_start(dc, state_dir, &r->dev, r->why, sizeof(r->why));
+	ret = ublk_dev_start(dc, s->state_dir, use_bpf, &r->dev, r->why, sizeof(r->why));
 	if (ret) {
 		r->dev = NULL;
 		log_err("device %s: not started: %s", dc->name, r->why);
 		return r;
 	}
-	log_notice("device %s: %s%s, %s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
-		   "engine uring%s", dc->name, r->dev->path,
+	log_notice("device %s: %s%s, %s%s%s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
+		   "engine %s%s", dc->name, r->dev->path,
 		   r->dev->recovered ? " (taken over, its requests reissued)" : "",
 		   device_target_to_string(dc->target),
+		   dc->target == TARGET_STRIPE ? " stripe_io " : "",
+		   dc->target == TARGET_STRIPE ? stripe_io_to_string(dc->stripe_io) : "",
 		   dc->nr_backing, (unsigned long long)dc->size, r->dev->info.nr_hw_queues,
-		   r->dev->info.queue_depth,
-		   dc->engine == ENGINE_AUTO ? " (auto: the bpf gather is not built for devices)" : "");
+		   r->dev->info.queue_depth, ublk_dev_engine(r->dev),
+		   r->dev->gather ? (use_bpf ? ", stripe units gathered by IORING_OP_BPF" :
+				     ", stripe units gathered by memcpy()") :
+		   dc->target == TARGET_STRIPE ? ", one request per stripe unit (no copy)" :
+		   ", no copy");
 	return r;
 }
 
@@ -66,7 +70,7 @@ static void device_run_free(struct device_run *r)
 
 static void devices_add(struct device_set *s, const struct device_config *dc)
 {
-	struct device_run *r = device_run_start(dc, s->state_dir), **tail = &s->list;
+	struct device_run *r = device_run_start(dc, s), **tail = &s->list;
 
 	if (!r) {
 		log_err("device %s: out of memory", dc->name);
@@ -80,8 +84,9 @@ static void devices_add(struct device_set *s, const struct device_config *dc)
 	*tail = r;
 }
 
-void devices_start(struct device_set *s, const struct daemon_config *cfg)
+void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok)
 {
+	s->bpf_ok = bpf_ok;
 	if (!s->state_dir && cfg->state_dir)
 		s->state_dir = strdup(cfg->state_dir);
 	for (int i = 0; i < cfg->nr_devices; i++)
@@ -173,7 +178,10 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		snprintf(e->path, sizeof(e->path), "%s", d->dev->path);
 		snprintf(e->target, sizeof(e->target), "%s",
 			 device_target_to_string(d->dev->cfg.target));
-		snprintf(e->engine, sizeof(e->engine), "uring");
+		snprintf(e->engine, sizeof(e->engine), "%s", ublk_dev_engine(d->dev));
+		e->bpf_ops = atomic_load(&d->dev->stats.bpf_ops);
+		e->bpf_bytes = atomic_load(&d->dev->stats.bpf_bytes);
+		e->user_copied = atomic_load(&d->dev->stats.user_copied);
 		e->size = d->dev->cfg.size;
 		e->reads = atomic_load(&d->dev->stats.reads);
 		e->writes = atomic_load(&d->dev->stats.writes);

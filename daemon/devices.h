@@ -22,10 +22,11 @@ struct device_set {
 	struct device_run *list;
 	int failures;			/* devices that did not start */
 	char *state_dir;		/* device ids for recovery (the first config's) */
+	bool bpf_ok;			/* the kernel runs IORING_OP_BPF (engine probe) */
 };
 
 /* start every device of @cfg; one that fails is logged and reported in status */
-void devices_start(struct device_set *s, const struct daemon_config *cfg);
+void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok);
 /* stop devices @next drops or changes, start the ones it adds or changes */
 void devices_reload(struct device_set *s, const struct daemon_config *next);
 /* stop and delete every device: the kernel drains their I/O first */

@@ -41,6 +41,7 @@ struct status_device {
 	uint64_t size;
 	uint64_t reads, writes, bytes_read, bytes_written, errors;
 	uint32_t in_flight;
+	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
 	double iops, rate_bps;
 	int members, degraded;
 	char error[512];

@@ -21,10 +21,12 @@ void status_devices_write(FILE *f, const struct status_report *r)
 			"dev_writes=%" PRIu64 "\ndev_bytes_read=%" PRIu64 "\n"
 			"dev_bytes_written=%" PRIu64 "\ndev_errors=%" PRIu64 "\n"
 			"dev_in_flight=%u\ndev_iops=%.0f\ndev_rate_bps=%.0f\n"
-			"dev_members=%d\ndev_degraded=%d\n", d->name, d->state, d->path,
+			"dev_members=%d\ndev_degraded=%d\ndev_bpf_ops=%" PRIu64 "\n"
+			"dev_bpf_bytes=%" PRIu64 "\ndev_user_copied=%" PRIu64 "\n",
+			d->name, d->state, d->path,
 			d->target, d->engine, d->size, d->reads, d->writes, d->bytes_read,
 			d->bytes_written, d->errors, d->in_flight, d->iops, d->rate_bps,
-			d->members, d->degraded);
+			d->members, d->degraded, d->bpf_ops, d->bpf_bytes, d->user_copied);
 		fprintf(f, "dev_error=");
 		for (const char *c = d->error; *c; c++)
 			fputc(*c == '\n' ? ' ' : *c, f);
@@ -55,7 +57,8 @@ int status_device_key(struct status_report *r, const char *key, const char *v)
 	d = &r->devices[r->nr_devices - 1];
 	STR(state); STR(path); STR(target); STR(engine); STR(error);
 	U64(size); U64(reads); U64(writes); U64(bytes_read); U64(bytes_written); U64(errors);
-	U64(in_flight); U64(members); U64(degraded);
+	U64(in_flight); U64(members); U64(degraded); U64(bpf_ops); U64(bpf_bytes);
+	U64(user_copied);
 	DBL(iops); DBL(rate_bps);
 	return 1;
 }
@@ -78,6 +81,10 @@ void status_devices_print(FILE *out, const struct status_report *r, bool alive)
 			d->target[0] ? d->target : "-", d->engine[0] ? d->engine : "-", size,
 			alive ? d->iops : 0.0, alive ? d->rate_bps / (1 << 20) : 0.0,
 			d->in_flight, d->degraded, d->members, d->errors);
+		if (d->bpf_bytes || d->user_copied)
+			fprintf(out, "  stripe units gathered: %" PRIu64 " bytes by IORING_OP_BPF (%"
+				PRIu64 " requests), %" PRIu64 " bytes by memcpy()\n", d->bpf_bytes,
+				d->bpf_ops, d->user_copied);
 		if (d->error[0])
 			fprintf(out, "  %s: %s\n", !strcmp(d->state, "failed") ? "error" : "note",
 				d->error);

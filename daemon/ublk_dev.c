@@ -143,6 +143,8 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 		q->q_id = i;
 		q->depth = d->info.queue_depth;
 		q->buf_size = d->info.max_io_buf_bytes;
+		q->gather = d->gather;
+		q->bpf = d->gather && d->use_bpf;
 		ret = ublk_queue_start(q);
 		if (ret) {
 			snprintf(why, len, "cannot start queue %d: %s", i, strerror(-ret));
@@ -285,7 +287,7 @@ static int dev_char_open(struct ublk_dev *d, char *why, size_t len)
 	return ret;
 }
 
-int ublk_dev_start(const struct device_config *dc, const char *state_dir,
+int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool use_bpf,
 		   struct ublk_dev **out, char *why, size_t len)
 {
 	struct ublk_dev *d = calloc(1, sizeof(*d));
@@ -303,6 +305,8 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir,
 		return ret;
 	}
 	d->state_dir = state_dir ? strdup(state_dir) : NULL;
+	d->gather = dc->target == TARGET_STRIPE && dc->stripe_io == STRIPE_IO_GATHER;
+	d->use_bpf = use_bpf;
 	ublk_layout_init(&d->layout, &d->cfg);
 	ret = members_open(d, why, len);
 	if (!ret)
@@ -345,4 +349,9 @@ int ublk_dev_degraded(const struct ublk_dev *d)
 	for (int i = 0; i < d->layout.nr; i++)
 		n += atomic_load(&d->member_failed[i]);
 	return n;
+}
+
+const char *ublk_dev_engine(const struct ublk_dev *d)
+{
+	return d->gather && d->use_bpf ? "bpf" : "uring";
 }

@@ -20,6 +20,8 @@ struct ublk_stats {
 	_Atomic uint64_t bytes_read, bytes_written;
 	_Atomic uint64_t errors;	/* requests completed with an error */
 	_Atomic uint32_t in_flight;	/* requests the daemon holds */
+	_Atomic uint64_t bpf_ops, bpf_bytes;	/* gathers by IORING_OP_BPF */
+	_Atomic uint64_t user_copied;	/* bytes gathered by memcpy() */
 };
 
 /* one [device NAME], served: the main thread starts and stops it */
@@ -32,6 +34,8 @@ struct ublk_dev {
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
 	bool added, started;
 	bool recovered;			/* taken over from a daemon that died */
+	bool gather;			/* stripe_io = gather */
+	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
 	int char_fd;			/* /dev/ublkcN */
 	struct ublk_queue *queues;
@@ -46,8 +50,10 @@ struct ublk_dev {
  * the device. 0 and *@out, or -errno with the reason in @why
  * (nothing is left behind).
  */
-int ublk_dev_start(const struct device_config *dc, const char *state_dir,
+int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool use_bpf,
 		   struct ublk_dev **out, char *why, size_t len);
+/* "bpf" when its gathers run as IORING_OP_BPF, else "uring" */
+const char *ublk_dev_engine(const struct ublk_dev *d);
 /* stop the device (the kernel drains what is in flight), join, delete, free */
 void ublk_dev_stop(struct ublk_dev *d);
 /* members marked failed */

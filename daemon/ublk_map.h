@@ -26,9 +26,11 @@ struct ublk_layout {
 /* one backing request: @len bytes at @off of @member, at @buf_off of the tag's buffer */
 struct ublk_piece {
 	uint16_t member;
+	bool staged;		/* buf_off is in the tag's staging buffer (ublk_gather.c) */
 	uint32_t buf_off;
 	uint64_t off;
 	uint32_t len;
+	uint32_t stage_off;	/* a unit of a gathered member: its place in staging */
 };
 
 void ublk_layout_init(struct ublk_layout *l, const struct device_config *dc);

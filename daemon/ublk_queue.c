@@ -18,12 +18,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bpf_loader.h"
 #include "log.h"
+#include "ublk_gather.h"
 #include "ublk_queue.h"
 #include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
+#include "../bpf-ops/iou_ops.h"
 
-/* a ublk command's CQE: above iou_chain.h's tags, which name backing requests */
+/* ublk commands and gathers: tags above iou_chain.h's, which name backing requests */
 #define UD_UBLK_CMD	16
+#define UD_UBLK_SHUFFLE	17
 
 struct ublk_tag {
 	int nr;			/* pieces */
@@ -32,11 +36,20 @@ struct ublk_tag {
 	int err;		/* first error, -errno */
 	uint32_t len;
 	uint8_t op;
+	int nr_units;		/* gather: per-unit pieces in q->units */
+	uint32_t staged;	/* gather: bytes that go through staging */
+	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
 };
 
 static char *tag_buf(const struct ublk_queue *q, unsigned int tag)
 {
-	return (char *)q->mem.base + (size_t)tag * q->buf_size;
+	return (char *)q->mem.base + (size_t)tag * q->slot_size;
+}
+
+/* gather: the staging buffer after the tag buffer, then the descriptors */
+static char *tag_stage(const struct ublk_queue *q, unsigned int tag)
+{
+	return tag_buf(q, tag) + q->buf_size;
 }
 
 static struct io_uring_sqe *q_sqe(struct ublk_queue *q)
@@ -97,15 +110,14 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 	uint32_t done = q->done[tag * q->max_pieces + i];
 	struct io_uring_sqe *sqe = q_sqe(q);
 	int fi = p->member + 1;		/* registered files: 0 is /dev/ublkcN */
+	char *buf = (p->staged ? tag_stage(q, tag) : tag_buf(q, tag)) + p->buf_off + done;
 
 	switch (q->tags[tag].op) {
 	case UBLK_IO_OP_READ:
-		io_uring_prep_read_fixed(sqe, fi, tag_buf(q, tag) + p->buf_off + done,
-					 p->len - done, p->off + done, 0);
+		io_uring_prep_read_fixed(sqe, fi, buf, p->len - done, p->off + done, 0);
 		break;
 	case UBLK_IO_OP_WRITE:
-		io_uring_prep_write_fixed(sqe, fi, tag_buf(q, tag) + p->buf_off + done,
-					  p->len - done, p->off + done, 0);
+		io_uring_prep_write_fixed(sqe, fi, buf, p->len - done, p->off + done, 0);
 		break;
 	default:	/* flush: each member's cache to stable storage */
 		io_uring_prep_fsync(sqe, fi, IORING_FSYNC_DATASYNC);
@@ -170,6 +182,63 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 	return k;
 }
 
+/*
+ * The gather's copy between the units in the tag buffer and staging: an
+ * IORING_OP_BPF request (true: its CQE goes on) or memcpy() right here.
+ */
+static bool q_shuffle(struct ublk_queue *q, unsigned int tag, bool to_stage)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_piece *u = &q->units[tag * q->max_pieces];
+	struct ublk_stats *st = &q->dev->stats;
+	struct ublk_shuffle sh;
+	struct io_uring_sqe *sqe;
+
+	if (q->bpf && !ublk_gather_descs(u, t->nr_units, tag_buf(q, tag), tag_stage(q, tag), 0,
+					 tag_stage(q, tag) + q->buf_size,
+					 q->slot_size - 2 * (size_t)q->buf_size, to_stage, &sh) &&
+	    (sqe = q_sqe(q))) {
+		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, (void *)(uintptr_t)sh.desc_addr,
+				 sh.nr_pairs, sh.expect);
+		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_STRIPE, 0);
+		io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_SHUFFLE, tag, 0));
+		t->expect = sh.expect;
+		q->backing++;
+		return true;
+	}
+	atomic_fetch_add(&st->user_copied,
+			 ublk_gather_memcpy(u, t->nr_units, tag_buf(q, tag), tag_stage(q, tag),
+					    to_stage));
+	return false;
+}
+
+static void q_submit_pieces(struct ublk_queue *q, unsigned int tag)
+{
+	for (int i = 0; i < q->tags[tag].nr; i++)
+		q_piece_submit(q, tag, i);
+}
+
+/* a write's units are in staging: out they go; a read's are back: done */
+static void q_shuffle_done(struct ublk_queue *q, unsigned int tag, int res)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_stats *st = &q->dev->stats;
+	bool ok = res >= 0 && (uint32_t)res == t->expect;
+
+	q->backing--;
+	if (ok) {
+		atomic_fetch_add(&st->bpf_ops, 1);
+		atomic_fetch_add(&st->bpf_bytes, res);
+	} else {
+		log_err("device %s: queue %d tag %u: IORING_OP_BPF gather: %d of %u bytes",
+			q->dev->cfg.name, q->q_id, tag, res, t->expect);
+	}
+	if (t->op == UBLK_IO_OP_WRITE && ok)
+		q_submit_pieces(q, tag);
+	else
+		q_complete(q, tag, ok ? (int)t->len : -EIO);
+}
+
 static void q_request(struct ublk_queue *q, unsigned int tag)
 {
 	const struct ublksrv_io_desc *iod = &q->descs[tag];
@@ -199,10 +268,16 @@ static void q_request(struct ublk_queue *q, unsigned int tag)
 		q_complete(q, tag, -EIO);
 		return;
 	}
+	if (q->gather && t->op != UBLK_IO_OP_FLUSH) {
+		t->nr_units = n;
+		n = ublk_gather_merge(&q->pieces[tag * q->max_pieces], n,
+				      &q->units[tag * q->max_pieces], &t->staged);
+	}
 	t->nr = t->pending = n;
 	memset(&q->done[tag * q->max_pieces], 0, n * sizeof(*q->done));
-	for (int i = 0; i < n; i++)
-		q_piece_submit(q, tag, i);
+	if (t->staged && t->op == UBLK_IO_OP_WRITE && q_shuffle(q, tag, true))
+		return;		/* the pieces go when the gather completes */
+	q_submit_pieces(q, tag);
 }
 
 /* a piece failed: a mirror read tries another member; true if it did */
@@ -256,6 +331,9 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 	/* a mirror write or flush stands when one member took it */
 	if (q->dev->layout.target == TARGET_MIRROR && t->op != UBLK_IO_OP_READ && t->ok)
 		t->err = 0;
+	/* a gathered read: its units go back from staging to their places */
+	if (!t->err && t->staged && t->op == UBLK_IO_OP_READ && q_shuffle(q, tag, false))
+		return;
 	q_complete(q, tag, t->err ? t->err : t->op == UBLK_IO_OP_FLUSH ? 0 : (int)t->len);
 }
 
@@ -275,7 +353,7 @@ static void q_cmd_done(struct ublk_queue *q, unsigned int tag, int res)
 static int q_setup(struct ublk_queue *q)
 {
 	struct ublk_dev *d = q->dev;
-	size_t area = (size_t)q->depth * q->buf_size, page = sysconf(_SC_PAGESIZE);
+	size_t page = sysconf(_SC_PAGESIZE), area;
 	int fds[CONFIG_MAX_FILES + 1], ret;
 	unsigned int sq = ring_pow2(q->depth * 2 > 64 ? q->depth * 2 : 64);
 	unsigned int cq = ring_pow2(q->depth * (q->max_pieces + 1));
@@ -286,14 +364,31 @@ static int q_setup(struct ublk_queue *q)
 		cq = 2 * sq;
 	if (cq > 65536)
 		cq = 65536;
+	/* the tag buffer; with gather also staging and the descriptors, page aligned */
+	q->slot_size = q->buf_size;
+	if (q->gather)
+		q->slot_size = (2 * (size_t)q->buf_size + ublk_gather_meta_size(q->max_pieces) +
+				page - 1) / page * page;
+	area = (size_t)q->depth * q->slot_size;
 	q->tags = calloc(q->depth, sizeof(*q->tags));
+	q->units = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->units));
 	q->pieces = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->pieces));
 	q->done = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->done));
-	if (!q->tags || !q->pieces || !q->done)
+	if (!q->tags || !q->pieces || !q->done || !q->units)
 		return -ENOMEM;
-	ret = ring_init_sized(&q->ring, sq, cq, 0);
+	ret = ring_init_sized(&q->ring, sq, cq, q->bpf ? IOU_SETUP_BPF_OP : 0);
 	if (ret)
 		return ret;
+	if (q->bpf) {
+		char err[256];
+
+		ret = bpf_ops_attach(ring_fd(&q->ring), &q->ops, err, sizeof(err));
+		if (ret) {
+			log_err("device %s: queue %d: cannot attach the BPF ops: %s",
+				q->dev->cfg.name, q->q_id, err);
+			return ret;
+		}
+	}
 	fds[0] = d->char_fd;
 	for (int i = 0; i < d->layout.nr; i++)
 		fds[i + 1] = d->member_fd[i];
@@ -323,11 +418,16 @@ static void q_teardown(struct ublk_queue *q)
 	if (q->descs)
 		munmap((void *)q->descs, q->descs_len);
 	q->descs = NULL;
+	if (q->ops)
+		bpf_ops_detach(q->ops);
+	q->ops = NULL;
 	ring_exit(&q->ring);	/* cancels any command still in the kernel */
 	ring_mem_free(&q->mem);
 	free(q->tags);
 	free(q->pieces);
 	free(q->done);
+	free(q->units);
+	q->units = NULL;
 	q->tags = NULL;
 	q->pieces = NULL;
 	q->done = NULL;
@@ -363,6 +463,8 @@ static void *queue_thread(void *arg)
 
 			if (iou_ud_tag(ud) == UD_UBLK_CMD)
 				q_cmd_done(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == UD_UBLK_SHUFFLE)
+				q_shuffle_done(q, iou_ud_slot(ud), cqe->res);
 			else
 				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			seen++;

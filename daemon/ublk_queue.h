@@ -17,13 +17,18 @@ struct ublk_queue {
 	int q_id;
 	unsigned int depth;
 	uint32_t buf_size;		/* per tag */
+	size_t slot_size;		/* per tag in the area: buffer, staging, descriptors */
+	bool gather;			/* stripe_io = gather (ublk_gather.c) */
+	bool bpf;			/* ...by IORING_OP_BPF, else memcpy() */
+	struct bpf_ops_handle *ops;
 	struct ring ring;
-	struct ring_mem mem;		/* tag t's buffer at t * buf_size, buffer index 0 */
+	struct ring_mem mem;		/* tag t's slot at t * slot_size, buffer index 0 */
 	const struct ublksrv_io_desc *descs;
 	size_t descs_len;
 	struct ublk_tag *tags;
 	struct ublk_piece *pieces;	/* max_pieces per tag */
 	uint32_t *done;			/* bytes each piece has moved */
+	struct ublk_piece *units;	/* gather: the per-unit pieces, max_pieces per tag */
 	int max_pieces;
 	unsigned int cmds;		/* FETCH / COMMIT_AND_FETCH in the kernel */
 	unsigned int backing;		/* backing requests in flight */

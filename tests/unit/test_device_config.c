@@ -111,6 +111,7 @@ static void a_stripe_device_gets_its_defaults_and_its_size_from_the_members(void
 	assert_int_equal(dc->logical_block_size, 512);
 	assert_int_equal(dc->stripe_unit, 64 << 10);
 	assert_int_equal(dc->engine, ENGINE_AUTO);
+	assert_int_equal(dc->stripe_io, STRIPE_IO_PER_UNIT);
 	assert_int_equal(dc->size, 2 << 20);
 	assert_int_equal(device_member_share(dc, 1), 1 << 20);
 	done(&p);
@@ -243,6 +244,9 @@ static void keys_of_another_target_are_rejected(void **state)
 	expect_error("[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
 		     "stripe_unit = 4K\n", "test.conf:5: [device d]: ",
 		     "key 'stripe_unit' is only valid with target = stripe");
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nstripe_io = gather\n",
+		     "test.conf:4: [device d]: ",
+		     "key 'stripe_io' is only valid with target = stripe");
 }
 
 static void bad_values_name_the_key_and_what_was_expected(void **state)
@@ -258,6 +262,8 @@ static void bad_values_name_the_key_and_what_was_expected(void **state)
 		     "nr_queues = '0': expected an integer from 1 to 64");
 	expect_error("[device d]\nengine = loop\n", "test.conf:2: [device d]: ",
 		     "engine = loop: not available for devices");
+	expect_error("[device d]\nstripe_io = bulk\n", "test.conf:2: [device d]: ",
+		     "stripe_io = 'bulk': expected per-unit or gather");
 	expect_error("[device d]\nbacking = relative\n", "test.conf:2: [device d]: ",
 		     "backing = 'relative': expected an absolute path");
 }
