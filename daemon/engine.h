@@ -28,9 +28,9 @@ struct engine_ops {
 	enum engine_kind kind;
 	unsigned int setup_flags;	/* extra IORING_SETUP_* for the ring */
 	/*
-	 * copy, mirror and concat need no shuffle at all: may this engine
-	 * write straight from the read area? (uring: yes; bpf: no, every
-	 * block goes through IORING_OP_BPF)
+	 * copy, mirror, concat and a stripe of one unit per member need no
+	 * shuffle: may this engine write straight from the read area? (every
+	 * engine does; the loop engine's templates follow block_plan.from_read)
 	 */
 	bool elide_identity_shuffle;
 	/* SQEs the shuffle of one block may need at most */

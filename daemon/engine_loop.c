@@ -551,7 +551,7 @@ const struct engine_ops engine_loop_ops = {
 	.kind = ENGINE_LOOP,
 	.setup_flags = IOU_SETUP_BPF_OP | IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND |
 		       IORING_SETUP_SUBMIT_ALL,
-	.elide_identity_shuffle = false,
+	.elide_identity_shuffle = true,
 	.max_shuffle_sqes = loop_max_shuffle_sqes,
 	.meta_size = loop_meta_size,
 	.attach = loop_attach,

@@ -4,7 +4,9 @@
  * bpf-ops/iou_loop.h). The chain is the bpf engine's: reads into the
  * slot's read area, IORING_OP_BPF requests whose descriptor pairs (FIXED,
  * or REG_VEC for scattered sides) bpf_build_shuffle() makes, and writes
- * from the slot's write area, all linked.
+ * from the slot's write area, all linked; a block whose writes all lie in
+ * the read area (copy, mirror, concat, one stripe unit per member) skips
+ * the shuffle and writes from there.
  */
 #include <errno.h>
 #include <string.h>
@@ -120,6 +122,8 @@ int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t
 		op->expect = io->expect;
 	}
 
+	if (bp->from_read)	/* every write goes out of the read area: no shuffle */
+		goto writes;
 	lay = (struct bpf_shuffle_layout){
 		.rbuf = sb->rbuf, .rbuf_index = sb->rbuf_index,
 		.wbuf = sb->wbuf, .wbuf_index = sb->wbuf_index,
@@ -142,7 +146,7 @@ int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t
 		op->expect = sqes[i].expect;
 		op->op_flags = iou_bpf_op_flags(f->op_id, 0);
 	}
-
+writes:
 	for (int i = 0; i < bp->nr_writes; i++) {
 		const struct plan_io *io = &bp->writes[i];
 
@@ -151,8 +155,13 @@ int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t
 			return -E2BIG;
 		op->kind = LOOP_OP_WRITE;
 		op->file = f->nr_src + io->file;
-		op->buf_index = sb->wbuf_index;
-		op->addr = (uintptr_t)(sb->wbuf + io->buf_off);
+		if (bp->from_read) {
+			op->buf_index = sb->rbuf_index;
+			op->addr = (uintptr_t)(sb->rbuf + io->rbuf_off);
+		} else {
+			op->buf_index = sb->wbuf_index;
+			op->addr = (uintptr_t)(sb->wbuf + io->buf_off);
+		}
 		op->off = io->file_off;
 		op->len = io->io_len;
 		op->expect = io->io_len;
