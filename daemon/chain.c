@@ -48,7 +48,7 @@ int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block)
 			return -E2BIG;
 		op = &c->ops[c->nr_ops++];
 		*op = (struct chain_op){
-			.kind = CHAIN_OP_WRITE, .file = pr->nr_src + io->file,
+			.kind = CHAIN_OP_WRITE, .file = pr->fs.nr_src + io->file,
 			.file_off = io->file_off, .io_len = io->io_len, .expect = io->expect,
 		};
 		if (from_read) {
@@ -167,9 +167,9 @@ static void chain_fill_skipped(struct chain *c, int idx)
 static const char *op_path(const struct pipeline_run *pr, const struct chain_op *op)
 {
 	if (op->kind == CHAIN_OP_READ)
-		return pr->src[op->file].path;
+		return pr->fs.src[op->file].path;
 	if (op->kind == CHAIN_OP_WRITE)
-		return pr->dst[op->file - pr->nr_src].path;
+		return pr->fs.dst[op->file - pr->fs.nr_src].path;
 	return "-";
 }
 

@@ -140,7 +140,7 @@ static void loop_ring_size(const struct pipeline_run *pr, int ops, unsigned int 
 {
 	/* the program refills from SQE 0 each step; CQEs: everything in flight, twice */
 	*sq_entries = LOOP_SQ_ENTRIES;
-	*cq_entries = 2 * ring_pow2(pr->nr_chains * ops + pr->nr_dst + 16);
+	*cq_entries = 2 * ring_pow2(pr->nr_chains * ops + pr->fs.nr_dst + 16);
 	if (*cq_entries < 2 * LOOP_SQ_ENTRIES)
 		*cq_entries = 2 * LOOP_SQ_ENTRIES;
 }
@@ -182,7 +182,7 @@ static int loop_attach(struct pipeline_run *pr)
 	if (le->max_ops > LOOP_MAX_OPS)
 		return pipeline_fail(pr, -E2BIG, "engine = loop: a block needs %d requests, the "
 				     "loop program handles at most %d", le->max_ops, LOOP_MAX_OPS);
-	if (pr->nr_chains > LOOP_MAX_SLOTS || pr->nr_dst > LOOP_MAX_DESTS)
+	if (pr->nr_chains > LOOP_MAX_SLOTS || pr->fs.nr_dst > LOOP_MAX_DESTS)
 		return pipeline_fail(pr, -E2BIG, "engine = loop: at most %d chains and %d "
 				     "destinations", LOOP_MAX_SLOTS, LOOP_MAX_DESTS);
 	le->meta_stride = (meta_size + 63) / 64 * 64;
@@ -215,7 +215,7 @@ static int loop_attach(struct pipeline_run *pr)
 			.rbuf = pr->chains[i].rbuf, .rbuf_index = pr->chains[i].rbuf_index,
 			.wbuf = pr->chains[i].wbuf, .wbuf_index = pr->chains[i].wbuf_index,
 		};
-	ret = loop_feed_init(&le->feed, &pr->plan, pr->nr_src, le->slots, pr->nr_chains,
+	ret = loop_feed_init(&le->feed, &pr->plan, pr->fs.nr_src, le->slots, pr->nr_chains,
 			     le->nr_tmpl, le->meta, le->meta_stride);
 	if (ret)
 		return pipeline_fail(pr, ret, "engine = loop: cannot plan the block templates: %s",
@@ -226,8 +226,8 @@ static int loop_attach(struct pipeline_run *pr)
 		.nr_blocks = pr->plan.nr_blocks,
 		.nr_slots = pr->nr_chains,
 		.nr_tmpl = le->nr_tmpl,
-		.nr_dests = pr->nr_dst,
-		.dest_file = pr->nr_src,
+		.nr_dests = pr->fs.nr_dst,
+		.dest_file = pr->fs.nr_src,
 		.mon_fd = le->mon_fd,
 		.kick_fd = le->kick_fd,
 		.ckpt_blocks = pc->s.checkpoint_interval / pc->s.block_size,
@@ -400,10 +400,10 @@ static void monitor_stop(struct loop_engine *le)
 
 static const char *file_path(const struct pipeline_run *pr, unsigned int file)
 {
-	if (file < (unsigned int)pr->nr_src)
-		return pr->src[file].path;
-	if (file < (unsigned int)(pr->nr_src + pr->nr_dst))
-		return pr->dst[file - pr->nr_src].path;
+	if (file < (unsigned int)pr->fs.nr_src)
+		return pr->fs.src[file].path;
+	if (file < (unsigned int)(pr->fs.nr_src + pr->fs.nr_dst))
+		return pr->fs.dst[file - pr->fs.nr_src].path;
 	return "?";
 }
 
@@ -425,8 +425,8 @@ static int loop_failure(struct loop_engine *le)
 			pr->failed_off = at;
 		return pipeline_fail(pr, res, "fdatasync of destination %s failed: %s; the "
 				     "checkpoint stays at %" PRIu64,
-				     ctl->err_file < (unsigned int)pr->nr_dst ?
-				     pr->dst[ctl->err_file].path : "?", strerror(-res), at);
+				     ctl->err_file < (unsigned int)pr->fs.nr_dst ?
+				     pr->fs.dst[ctl->err_file].path : "?", strerror(-res), at);
 	}
 	if (logical < pr->failed_off)
 		pr->failed_off = logical;

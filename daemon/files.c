@@ -5,6 +5,7 @@
  * everything that can be checked before the first byte moves.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
@@ -14,13 +15,22 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "claims.h"
 #include "files.h"
 #include "log.h"
-#include "status.h"
+
+/* files.h */
+int files_fail(struct file_set *fs, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fs->msg, sizeof(fs->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
 
 static int64_t mtime_ns(const struct stat *st)
 {
@@ -89,10 +99,10 @@ static int dest_dir_writable(const char *path)
 	return ret;
 }
 
-static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *path,
+static int open_one(struct file_set *fs, struct file_slot *f, const char *path,
 		    bool dest)
 {
-	const struct pipeline_settings *s = &pr->cfg.s;
+	const struct pipeline_settings *s = &fs->cfg->s;
 	int flags = O_CLOEXEC | (s->direct ? O_DIRECT : 0), ret;
 
 	f->path = path;
@@ -106,7 +116,7 @@ static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *pa
 			/* created after the checks, so a refused pipeline leaves nothing */
 			ret = dest_dir_writable(path);
 			if (ret)
-				return pipeline_fail(pr, ret, "cannot create destination %s: its "
+				return files_fail(fs, ret, "cannot create destination %s: its "
 						     "directory %s", path, ret == -ENOENT ?
 						     "does not exist" : "is not writable");
 			f->missing = true;
@@ -116,20 +126,20 @@ static int open_one(struct pipeline_run *pr, struct file_slot *f, const char *pa
 			return 0;
 		}
 		if (dest && ret == -ENOENT && !s->create)
-			return pipeline_fail(pr, ret, "destination %s does not exist and create = no",
+			return files_fail(fs, ret, "destination %s does not exist and create = no",
 					     path);
 		if (ret == -EINVAL && s->direct)
-			return pipeline_fail(pr, ret, "%s %s: direct = yes, but O_DIRECT is not "
+			return files_fail(fs, ret, "%s %s: direct = yes, but O_DIRECT is not "
 					     "supported there", dest ? "destination" : "source", path);
-		return pipeline_fail(pr, ret, "cannot open %s %s: %s",
+		return files_fail(fs, ret, "cannot open %s %s: %s",
 				     dest ? "destination" : "source", path, strerror(-ret));
 	}
 	ret = file_identify(f);
 	if (ret == -EINVAL)
-		return pipeline_fail(pr, ret, "%s %s is neither a regular file nor a block device",
+		return files_fail(fs, ret, "%s %s is neither a regular file nor a block device",
 				     dest ? "destination" : "source", path);
 	if (ret)
-		return pipeline_fail(pr, ret, "cannot stat %s: %s", path, strerror(-ret));
+		return files_fail(fs, ret, "cannot stat %s: %s", path, strerror(-ret));
 	f->dio_align = s->direct ? dio_alignment(f) : 1;
 	return 0;
 }
@@ -141,15 +151,15 @@ static bool same_file(const struct file_slot *a, const struct file_slot *b)
 	return a->ident.dev == b->ident.dev && a->ident.ino == b->ident.ino;
 }
 
-void files_close(struct pipeline_run *pr)
+void files_close(struct file_set *fs)
 {
-	for (int i = 0; i < pr->nr_src; i++)
-		if (pr->src[i].fd >= 0)
-			close(pr->src[i].fd);
-	for (int i = 0; i < pr->nr_dst; i++)
-		if (pr->dst[i].fd >= 0)
-			close(pr->dst[i].fd);
-	pr->nr_src = pr->nr_dst = 0;
+	for (int i = 0; i < fs->nr_src; i++)
+		if (fs->src[i].fd >= 0)
+			close(fs->src[i].fd);
+	for (int i = 0; i < fs->nr_dst; i++)
+		if (fs->dst[i].fd >= 0)
+			close(fs->dst[i].fd);
+	fs->nr_src = fs->nr_dst = 0;
 }
 
 /*
@@ -162,18 +172,18 @@ void files_close(struct pipeline_run *pr)
  * as a warning, or the first checkpoint flush would fail the pipeline for
  * a fault already cleared. A fault still there fails the new writes.
  */
-static void files_consume_old_wb_errors(struct pipeline_run *pr)
+static void files_consume_old_wb_errors(struct file_set *fs)
 {
-	for (int i = 0; i < pr->nr_dst; i++) {
-		if (pr->dst[i].fd < 0)
+	for (int i = 0; i < fs->nr_dst; i++) {
+		if (fs->dst[i].fd < 0)
 			continue;
 		/* only writeback errors; the checkpoint flushes report the rest */
-		if (fdatasync(pr->dst[i].fd) == 0 || (errno != EIO && errno != ENOSPC))
+		if (fdatasync(fs->dst[i].fd) == 0 || (errno != EIO && errno != ENOSPC))
 			continue;
 		log_warning("pipeline %s: destination %s: an earlier writeback error (%s) "
 			    "was pending when it was opened; what it lost lies past the "
-			    "checkpoint and is written again", pr->cfg.name,
-			    pr->dst[i].path, strerror(errno));
+			    "checkpoint and is written again", fs->cfg->name,
+			    fs->dst[i].path, strerror(errno));
 	}
 }
 
@@ -186,9 +196,9 @@ static void files_consume_old_wb_errors(struct pipeline_run *pr)
 #define LOCK_WAIT_MS	3000
 #define LOCK_POLL_MS	20
 
-static int lock_claim(struct pipeline_run *pr, struct file_slot *f, bool dest, int i)
+static int lock_claim(struct file_set *fs, struct file_slot *f, bool dest, int i)
 {
-	const struct pipeline_config *pc = &pr->cfg;
+	const struct pipeline_config *pc = fs->cfg;
 	uint64_t len = claim_len(pc, dest, i), start = dest ? pc->dest_offset : pc->offset;
 	struct flock fl = {
 		.l_type = dest ? F_WRLCK : F_RDLCK,
@@ -214,7 +224,7 @@ static int lock_claim(struct pipeline_run *pr, struct file_slot *f, bool dest, i
 	if (!ret)
 		return 0;
 	if (errno == EAGAIN || errno == EACCES)
-		return pipeline_fail(pr, -EBUSY, "%s %s is in use: another pipeline or process "
+		return files_fail(fs, -EBUSY, "%s %s is in use: another pipeline or process "
 				     "%s it (an open file description lock is held on %s)",
 				     dest ? "destination" : "source", f->path,
 				     dest ? "reads or writes" : "writes",
@@ -224,88 +234,88 @@ static int lock_claim(struct pipeline_run *pr, struct file_slot *f, bool dest, i
 	return 0;
 }
 
-int files_open(struct pipeline_run *pr)
+int files_open(struct file_set *fs)
 {
-	const struct pipeline_config *pc = &pr->cfg;
+	const struct pipeline_config *pc = fs->cfg;
 	int ret;
 
 	for (int i = 0; i < pc->nr_sources; i++) {
-		pr->nr_src = i + 1;
-		ret = open_one(pr, &pr->src[i], pc->sources[i], false);
+		fs->nr_src = i + 1;
+		ret = open_one(fs, &fs->src[i], pc->sources[i], false);
 		if (ret)
 			return ret;
 	}
 	for (int i = 0; i < pc->nr_dests; i++) {
-		pr->nr_dst = i + 1;
-		ret = open_one(pr, &pr->dst[i], pc->dests[i], true);
+		fs->nr_dst = i + 1;
+		ret = open_one(fs, &fs->dst[i], pc->dests[i], true);
 		if (ret)
 			return ret;
 	}
 	/* paths may differ and still name one file (links, /dev aliases) */
-	for (int i = 0; i < pr->nr_dst; i++) {
-		for (int j = 0; j < pr->nr_src; j++)
-			if (same_file(&pr->dst[i], &pr->src[j]))
-				return pipeline_fail(pr, -EINVAL,
+	for (int i = 0; i < fs->nr_dst; i++) {
+		for (int j = 0; j < fs->nr_src; j++)
+			if (same_file(&fs->dst[i], &fs->src[j]))
+				return files_fail(fs, -EINVAL,
 						     "destination %s is the same file as source %s",
-						     pr->dst[i].path, pr->src[j].path);
+						     fs->dst[i].path, fs->src[j].path);
 		for (int j = 0; j < i; j++)
-			if (same_file(&pr->dst[i], &pr->dst[j]))
-				return pipeline_fail(pr, -EINVAL,
+			if (same_file(&fs->dst[i], &fs->dst[j]))
+				return files_fail(fs, -EINVAL,
 						     "destinations %s and %s are the same file",
-						     pr->dst[j].path, pr->dst[i].path);
+						     fs->dst[j].path, fs->dst[i].path);
 	}
-	for (int i = 0; i < pr->nr_src; i++) {
-		ret = lock_claim(pr, &pr->src[i], false, i);
+	for (int i = 0; i < fs->nr_src; i++) {
+		ret = lock_claim(fs, &fs->src[i], false, i);
 		if (ret)
 			return ret;
 	}
-	for (int i = 0; i < pr->nr_dst; i++) {
-		if (pr->dst[i].missing)
+	for (int i = 0; i < fs->nr_dst; i++) {
+		if (fs->dst[i].missing)
 			continue;
-		ret = lock_claim(pr, &pr->dst[i], true, i);
+		ret = lock_claim(fs, &fs->dst[i], true, i);
 		if (ret)
 			return ret;
 	}
 	/* a check must not take the warning from the run that follows it */
-	if (!pr->check_only)
-		files_consume_old_wb_errors(pr);
-	for (int i = 0; i < pr->nr_src; i++)
-		if (pc->offset > pr->src[i].size)
-			return pipeline_fail(pr, -EINVAL,
+	if (!fs->check_only)
+		files_consume_old_wb_errors(fs);
+	for (int i = 0; i < fs->nr_src; i++)
+		if (pc->offset > fs->src[i].size)
+			return files_fail(fs, -EINVAL,
 					     "offset %" PRIu64 " is beyond the end of source %s "
 					     "(%" PRIu64 " bytes)",
-					     pc->offset, pr->src[i].path, pr->src[i].size);
+					     pc->offset, fs->src[i].path, fs->src[i].size);
 	return 0;
 }
 
-uint32_t files_io_align(const struct pipeline_run *pr)
+uint32_t files_io_align(const struct file_set *fs)
 {
 	uint32_t a = 1;
 
-	for (int i = 0; i < pr->nr_src; i++)
-		if (pr->src[i].dio_align > a)
-			a = pr->src[i].dio_align;
-	for (int i = 0; i < pr->nr_dst; i++)
-		if (pr->dst[i].dio_align > a)
-			a = pr->dst[i].dio_align;
+	for (int i = 0; i < fs->nr_src; i++)
+		if (fs->src[i].dio_align > a)
+			a = fs->src[i].dio_align;
+	for (int i = 0; i < fs->nr_dst; i++)
+		if (fs->dst[i].dio_align > a)
+			a = fs->dst[i].dio_align;
 	return a;
 }
 
 /* after the plan exists: sizes and O_DIRECT alignment, all up front */
-int files_check_plan(struct pipeline_run *pr)
+int files_check_plan(struct file_set *fs, const struct plan *pl)
 {
-	const struct pipeline_config *pc = &pr->cfg;
-	const struct plan_params *p = &pr->plan.p;
+	const struct pipeline_config *pc = fs->cfg;
+	const struct plan_params *p = &pl->p;
 	uint32_t a = p->io_align;
 	bool striped = p->transform == TRANSFORM_STRIPE ||
 		       (p->transform == TRANSFORM_GATHER && p->gather == GATHER_DESTRIPE);
 
-	for (int d = 0; d < pr->nr_dst; d++) {
-		const struct file_slot *f = &pr->dst[d];
-		uint64_t end = pc->dest_offset + plan_dest_bytes(&pr->plan, d);
+	for (int d = 0; d < fs->nr_dst; d++) {
+		const struct file_slot *f = &fs->dst[d];
+		uint64_t end = pc->dest_offset + plan_dest_bytes(pl, d);
 
 		if (f->is_bdev && end > f->size)
-			return pipeline_fail(pr, -ENOSPC,
+			return files_fail(fs, -ENOSPC,
 					     "destination %s is %" PRIu64 " bytes, but the pipeline "
 					     "writes up to byte %" PRIu64,
 					     f->path, f->size, end);
@@ -315,39 +325,39 @@ int files_check_plan(struct pipeline_run *pr)
 
 	/* O_DIRECT: every offset and length on the device must be aligned */
 	if (pc->offset % a)
-		return pipeline_fail(pr, -EINVAL, "direct = yes: offset %" PRIu64 " is not a "
+		return files_fail(fs, -EINVAL, "direct = yes: offset %" PRIu64 " is not a "
 				     "multiple of the O_DIRECT alignment %u", pc->offset, a);
 	if (pc->dest_offset % a)
-		return pipeline_fail(pr, -EINVAL, "direct = yes: dest_offset %" PRIu64 " is not "
+		return files_fail(fs, -EINVAL, "direct = yes: dest_offset %" PRIu64 " is not "
 				     "a multiple of the O_DIRECT alignment %u", pc->dest_offset, a);
 	if (p->block_size % a)
-		return pipeline_fail(pr, -EINVAL, "direct = yes: block_size %u is not a multiple "
+		return files_fail(fs, -EINVAL, "direct = yes: block_size %u is not a multiple "
 				     "of the O_DIRECT alignment %u", p->block_size, a);
 	if (striped && p->stripe_unit % a)
-		return pipeline_fail(pr, -EINVAL, "direct = yes: stripe_unit %u is not a multiple "
+		return files_fail(fs, -EINVAL, "direct = yes: stripe_unit %u is not a multiple "
 				     "of the O_DIRECT alignment %u", p->stripe_unit, a);
 	if (p->transform == TRANSFORM_GATHER && p->gather == GATHER_CONCAT) {
-		for (int s = 0; s + 1 < pr->nr_src; s++)
+		for (int s = 0; s + 1 < fs->nr_src; s++)
 			if (plan_src_bytes(p, s) % a && plan_src_bytes(p, s + 1))
-				return pipeline_fail(pr, -EINVAL,
+				return files_fail(fs, -EINVAL,
 						     "direct = yes: source %s contributes %" PRIu64
 						     " bytes, not a multiple of the O_DIRECT alignment "
 						     "%u; only the last source may end unaligned",
-						     pr->src[s].path, plan_src_bytes(p, s), a);
+						     fs->src[s].path, plan_src_bytes(p, s), a);
 	}
 	/* an unaligned end is written padded, then cut back: files only */
-	for (int d = 0; d < pr->nr_dst; d++) {
-		const struct file_slot *f = &pr->dst[d];
+	for (int d = 0; d < fs->nr_dst; d++) {
+		const struct file_slot *f = &fs->dst[d];
 
-		if (!(plan_dest_bytes(&pr->plan, d) % a))
+		if (!(plan_dest_bytes(pl, d) % a))
 			continue;
 		if (f->is_bdev)
-			return pipeline_fail(pr, -EINVAL,
+			return files_fail(fs, -EINVAL,
 					     "direct = yes: destination %s is a block device and "
 					     "would end at an unaligned byte; use a length that is a "
 					     "multiple of %u", f->path, a);
 		if (!pc->s.truncate)
-			return pipeline_fail(pr, -EINVAL,
+			return files_fail(fs, -EINVAL,
 					     "direct = yes: destination %s would end at an unaligned "
 					     "byte; that needs truncate = yes (the padded tail is cut "
 					     "back) or a length that is a multiple of %u", f->path, a);
@@ -355,95 +365,13 @@ int files_check_plan(struct pipeline_run *pr)
 	return 0;
 }
 
-/* the directory a destination is (or will be) in, for statvfs */
-static int dest_fs(const struct file_slot *f, struct statvfs *vfs, uint64_t *dev)
+int files_create_missing(struct file_set *fs)
 {
-	char *copy, *dir;
-	struct stat st;
-	int ret = 0;
-
-	if (!f->missing) {
-		if (fstatvfs(f->fd, vfs) < 0 || fstat(f->fd, &st) < 0)
-			return -errno;
-		*dev = st.st_dev;
-		return 0;
-	}
-	copy = strdup(f->path);
-	if (!copy)
-		return -ENOMEM;
-	dir = dirname(copy);
-	if (statvfs(dir, vfs) < 0 || stat(dir, &st) < 0)
-		ret = -errno;
-	*dev = st.st_dev;
-	free(copy);
-	return ret;
-}
-
-static uint64_t allocated_bytes(const struct file_slot *f)
-{
-	struct stat st;
-
-	if (f->missing || fstat(f->fd, &st) < 0)
-		return 0;
-	return (uint64_t)st.st_blocks * 512;
-}
-
-int files_check_space(struct pipeline_run *pr)
-{
-	uint64_t need[CONFIG_MAX_FILES] = { 0 }, dev[CONFIG_MAX_FILES], avail[CONFIG_MAX_FILES];
-	int first[CONFIG_MAX_FILES], nr = 0;
-
-	for (int d = 0; d < pr->nr_dst; d++) {
-		const struct file_slot *f = &pr->dst[d];
-		uint64_t end = pr->cfg.dest_offset + plan_dest_bytes(&pr->plan, d), have, fs = 0;
-		struct statvfs vfs;
-		int i, ret;
-
-		if (f->is_bdev)
-			continue;
-		have = allocated_bytes(f);
-		if (end <= have)
-			continue;
-		ret = dest_fs(f, &vfs, &fs);
-		if (ret) {
-			log_debug("pipeline %s: no statvfs for %s: %s", pr->cfg.name, f->path,
-				  strerror(-ret));
-			continue;
-		}
-		/* destinations on one file system share its free space */
-		for (i = 0; i < nr && dev[i] != fs; i++)
-			;
-		if (i == nr) {
-			dev[nr] = fs;
-			first[nr] = d;
-			/* root may use the reserved blocks, as its writes would */
-			avail[nr++] = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) *
-				      vfs.f_frsize;
-		}
-		need[i] += end - have;
-	}
-	for (int i = 0; i < nr; i++) {
-		char n[32], a[32];
-
-		if (need[i] <= avail[i])
-			continue;
-		human_bytes(need[i], n, sizeof(n));
-		human_bytes(avail[i], a, sizeof(a));
-		return pipeline_fail(pr, -ENOSPC, "not enough space for destination %s%s: the "
-				     "copy needs %s more, its file system has %s free",
-				     pr->dst[first[i]].path,
-				     pr->nr_dst > 1 ? " (and any others beside it)" : "", n, a);
-	}
-	return 0;
-}
-
-int files_create_missing(struct pipeline_run *pr)
-{
-	const struct pipeline_settings *s = &pr->cfg.s;
+	const struct pipeline_settings *s = &fs->cfg->s;
 	int ret;
 
-	for (int d = 0; d < pr->nr_dst; d++) {
-		struct file_slot *f = &pr->dst[d];
+	for (int d = 0; d < fs->nr_dst; d++) {
+		struct file_slot *f = &fs->dst[d];
 
 		if (!f->missing)
 			continue;
@@ -452,30 +380,30 @@ int files_create_missing(struct pipeline_run *pr)
 		if (f->fd < 0) {
 			ret = -errno;
 			if (ret == -EINVAL && s->direct)
-				return pipeline_fail(pr, ret, "destination %s: direct = yes, but "
+				return files_fail(fs, ret, "destination %s: direct = yes, but "
 						     "O_DIRECT is not supported there", f->path);
-			return pipeline_fail(pr, ret, "cannot create destination %s: %s", f->path,
+			return files_fail(fs, ret, "cannot create destination %s: %s", f->path,
 					     strerror(-ret));
 		}
 		f->missing = false;
 		f->created = true;
 		ret = file_identify(f);
 		if (ret)
-			return pipeline_fail(pr, ret, "cannot stat %s: %s", f->path,
+			return files_fail(fs, ret, "cannot stat %s: %s", f->path,
 					     strerror(-ret));
 		if (s->direct)
 			f->dio_align = dio_alignment(f);
-		ret = lock_claim(pr, f, true, d);
+		ret = lock_claim(fs, f, true, d);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-void files_remove_created(struct pipeline_run *pr)
+void files_remove_created(struct file_set *fs)
 {
-	for (int d = 0; d < pr->nr_dst; d++) {
-		struct file_slot *f = &pr->dst[d];
+	for (int d = 0; d < fs->nr_dst; d++) {
+		struct file_slot *f = &fs->dst[d];
 		struct stat st;
 
 		/* nothing is written during setup; a file with data is not ours to drop */
@@ -483,28 +411,28 @@ void files_remove_created(struct pipeline_run *pr)
 			continue;
 		if (unlink(f->path) < 0)
 			log_warning("pipeline %s: cannot remove %s, created for a run that did "
-				    "not start: %s", pr->cfg.name, f->path, strerror(errno));
+				    "not start: %s", fs->cfg->name, f->path, strerror(errno));
 		f->created = false;
 	}
 }
 
 /* what was true at open must still be true at the end */
-int files_check_unchanged(struct pipeline_run *pr)
+int files_check_unchanged(struct file_set *fs)
 {
-	for (int i = 0; i < pr->nr_src; i++) {
-		struct file_slot now = pr->src[i];
+	for (int i = 0; i < fs->nr_src; i++) {
+		struct file_slot now = fs->src[i];
 		int ret = file_identify(&now);
 
 		if (ret)
-			return pipeline_fail(pr, ret, "cannot stat source %s: %s",
-					     pr->src[i].path, strerror(-ret));
-		if (now.ident.size != pr->src[i].ident.size ||
-		    now.ident.mtime_ns != pr->src[i].ident.mtime_ns)
-			return pipeline_fail(pr, -ESTALE,
+			return files_fail(fs, ret, "cannot stat source %s: %s",
+					     fs->src[i].path, strerror(-ret));
+		if (now.ident.size != fs->src[i].ident.size ||
+		    now.ident.mtime_ns != fs->src[i].ident.mtime_ns)
+			return files_fail(fs, -ESTALE,
 					     "source %s changed while it was being copied (size %"
 					     PRIu64 " -> %" PRIu64 "); the destination is not "
-					     "a consistent copy", pr->src[i].path,
-					     pr->src[i].ident.size, now.ident.size);
+					     "a consistent copy", fs->src[i].path,
+					     fs->src[i].ident.size, now.ident.size);
 	}
 	return 0;
 }

@@ -2,27 +2,60 @@
 #ifndef IOU_FILES_H
 #define IOU_FILES_H
 
-#include "pipeline.h"
+/*
+ * A pipeline's sources and destinations as a set: opened, identified and
+ * checked here; a failure returns -errno with what failed in fs->msg, for
+ * the caller to report. Nothing here knows about rings or chains.
+ */
+#include <stdbool.h>
+#include <stdint.h>
 
+#include "checkpoint.h"
+#include "config.h"
+#include "plan.h"
+
+struct file_slot {
+	const char *path;
+	int fd;
+	bool is_bdev;
+	uint64_t size;		/* bytes, at open */
+	uint32_t dio_align;	/* O_DIRECT alignment (memory and offsets) */
+	struct file_ident ident;
+	bool missing;		/* a destination to create once every check passed */
+	bool created;		/* created by this attempt: removed if it fails in setup */
+};
+
+struct file_set {
+	const struct pipeline_config *cfg;
+	struct file_slot src[CONFIG_MAX_FILES];
+	struct file_slot dst[CONFIG_MAX_FILES];
+	int nr_src, nr_dst;
+	bool check_only;	/* --check-config --open: open and check, change nothing */
+	char msg[512];		/* what the last failure was */
+};
+
+/* record what failed in fs->msg (as printf) and return @err */
+int files_fail(struct file_set *fs, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* fill size, type and identity of an open file; -EINVAL: neither file nor bdev */
 int file_identify(struct file_slot *f);
 /*
- * open every source and every existing destination, with the checks that
- * need only stat; a missing destination (create = yes) is created later,
- * by files_create_missing(), once every check has passed
+ * open every source and every existing destination of fs->cfg, with the
+ * checks that need only stat; a missing destination (create = yes) is
+ * created later, by files_create_missing(), once every check has passed
  */
-int files_open(struct pipeline_run *pr);
-/* room on each destination's file system for what the plan writes there */
-int files_check_space(struct pipeline_run *pr);
-int files_create_missing(struct pipeline_run *pr);
+int files_open(struct file_set *fs);
+/* room on each destination's file system for what @pl writes there */
+int files_check_space(struct file_set *fs, const struct plan *pl);
+int files_create_missing(struct file_set *fs);
 /* setup failed: remove the (still empty) destinations this attempt created */
-void files_remove_created(struct pipeline_run *pr);
-void files_close(struct pipeline_run *pr);
-/* largest O_DIRECT alignment among the pipeline's files (1 without direct) */
-uint32_t files_io_align(const struct pipeline_run *pr);
+void files_remove_created(struct file_set *fs);
+void files_close(struct file_set *fs);
+/* largest O_DIRECT alignment among the files (1 without direct) */
+uint32_t files_io_align(const struct file_set *fs);
 /* device sizes and O_DIRECT alignment against the plan */
-int files_check_plan(struct pipeline_run *pr);
+int files_check_plan(struct file_set *fs, const struct plan *pl);
 /* the sources have the size and mtime they had at open */
-int files_check_unchanged(struct pipeline_run *pr);
+int files_check_unchanged(struct file_set *fs);
 
 #endif

@@ -36,36 +36,42 @@
 
 /* ---- setup ---- */
 
+/* a file check failed: report what files.c found, as the pipeline's error */
+static int files_failed(struct pipeline_run *pr, int err)
+{
+	return pipeline_fail(pr, err, "%s", pr->fs.msg);
+}
+
 static int setup_plan(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
 	struct plan_params pp = {
 		.transform = pc->transform,
 		.gather = pc->gather,
-		.nr_sources = pr->nr_src,
-		.nr_dests = pr->nr_dst,
+		.nr_sources = pr->fs.nr_src,
+		.nr_dests = pr->fs.nr_dst,
 		.offset = pc->offset,
 		.dest_offset = pc->dest_offset,
 		.block_size = pc->s.block_size,
 		.stripe_unit = pc->s.stripe_unit,
-		.io_align = files_io_align(pr),
+		.io_align = files_io_align(&pr->fs),
 	};
 	int ret;
 
-	for (int i = 0; i < pr->nr_src; i++)
-		pp.src_avail[i] = pr->src[i].size - pc->offset;
+	for (int i = 0; i < pr->fs.nr_src; i++)
+		pp.src_avail[i] = pr->fs.src[i].size - pc->offset;
 	pp.length = pc->length == UINT64_MAX ? plan_default_length(&pp) : pc->length;
 	if (pc->transform != TRANSFORM_GATHER && pp.length > pp.src_avail[0])
 		return pipeline_fail(pr, -EINVAL,
 				     "length %" PRIu64 " is more than source %s holds after "
 				     "offset %" PRIu64 " (%" PRIu64 " bytes)",
-				     pp.length, pr->src[0].path, pc->offset, pp.src_avail[0]);
+				     pp.length, pr->fs.src[0].path, pc->offset, pp.src_avail[0]);
 	ret = plan_init(&pr->plan, &pp);
 	if (ret == -ERANGE) {
 		if (pc->gather == GATHER_CONCAT)
 			return pipeline_fail(pr, ret, "length %" PRIu64 " is more than the "
 					     "sources hold after offset", pp.length);
-		for (int s = 0; s < pr->nr_src; s++) {
+		for (int s = 0; s < pr->fs.nr_src; s++) {
 			uint64_t need = plan_src_bytes(&pp, s);
 
 			if (need > pp.src_avail[s])
@@ -74,15 +80,15 @@ static int setup_plan(struct pipeline_run *pr)
 						     " bytes after offset, but a %" PRIu64 "-byte "
 						     "stream striped over %d sources in units of %u "
 						     "needs %" PRIu64 " from it",
-						     pr->src[s].path, pp.src_avail[s], pp.length,
-						     pr->nr_src, pp.stripe_unit, need);
+						     pr->fs.src[s].path, pp.src_avail[s], pp.length,
+						     pr->fs.nr_src, pp.stripe_unit, need);
 		}
 	}
 	if (ret)
 		return pipeline_fail(pr, ret, "inconsistent pipeline layout (%s)", strerror(-ret));
-	ret = files_check_plan(pr);
+	ret = files_check_plan(&pr->fs, &pr->plan);
 	if (ret)
-		return ret;
+		return files_failed(pr, ret);
 	ret = ckpt_decide_resume(pr, &pp);
 	if (ret)
 		return ret;
@@ -149,7 +155,7 @@ static int setup_ring(struct pipeline_run *pr)
 	if (ops < 0)
 		return ops;
 	/* every chain's ops, a checkpoint's fsync and a writeback start per destination, the wake poll */
-	entries = ring_pow2(pr->nr_chains * ops + 2 * pr->nr_dst + 1);
+	entries = ring_pow2(pr->nr_chains * ops + 2 * pr->fs.nr_dst + 1);
 	cq_entries = 2 * entries;
 	if (pr->engine->ring_size)
 		pr->engine->ring_size(pr, ops, &entries, &cq_entries);
@@ -179,10 +185,10 @@ static int setup_ring(struct pipeline_run *pr)
 				     rl.rlim_cur == RLIM_INFINITY ? 0ULL :
 				     (unsigned long long)rl.rlim_cur >> 10);
 	}
-	for (int i = 0; i < pr->nr_src; i++)
-		fds[nfds++] = pr->src[i].fd;
-	for (int i = 0; i < pr->nr_dst; i++)
-		fds[nfds++] = pr->dst[i].fd;
+	for (int i = 0; i < pr->fs.nr_src; i++)
+		fds[nfds++] = pr->fs.src[i].fd;
+	for (int i = 0; i < pr->fs.nr_dst; i++)
+		fds[nfds++] = pr->fs.dst[i].fd;
 	ret = ring_register_files(&pr->ring, fds, nfds);
 	if (ret)
 		return pipeline_fail(pr, ret, "registering files failed: %s", strerror(-ret));
@@ -213,13 +219,15 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	int ret;
 
 	memset(pr, 0, sizeof(*pr));
+	pthread_mutex_init(&pr->ckpt_lock, NULL);
 	pr->env = env;
 	pr->failed_off = pr->reported_off = UINT64_MAX;
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
-		pr->src[i].fd = pr->dst[i].fd = -1;
+		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
 	ret = pipeline_config_dup(pc, &pr->cfg);
 	if (ret)
 		return ret;
+	pr->fs.cfg = &pr->cfg;
 
 	ret = engine_select(pc->s.engine, env->probe, &pr->engine, note, sizeof(note));
 	if (ret)
@@ -230,21 +238,23 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	}
 	pipeline_status_set_engine(st, pr->engine->name);
 
-	ret = files_open(pr);
+	ret = files_open(&pr->fs);
 	if (ret)
-		return ret;
+		return files_failed(pr, ret);
 	ret = setup_plan(pr);
 	if (ret)
 		return ret;	/* 1: finished before, nothing to do */
-	ret = files_check_space(pr);
+	ret = files_check_space(&pr->fs, &pr->plan);
 	if (ret)
-		return ret;
+		return files_failed(pr, ret);
 	/* every check passed: only now may a destination come into being */
-	ret = files_create_missing(pr);
-	if (!ret && files_io_align(pr) != pr->plan.p.io_align)
+	ret = files_create_missing(&pr->fs);
+	if (ret)
+		files_failed(pr, ret);
+	else if (files_io_align(&pr->fs) != pr->plan.p.io_align)
 		ret = setup_plan(pr);	/* the new file's O_DIRECT alignment */
 	if (ret) {
-		files_remove_created(pr);
+		files_remove_created(&pr->fs);
 		return ret < 0 ? ret : 0;
 	}
 	atomic_store(&st->bytes_total, pr->plan.p.length);
@@ -275,7 +285,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 				ret = pr->engine->attach(pr);
 		}
 		if (ret) {
-			files_remove_created(pr);
+			files_remove_created(&pr->fs);
 			return ret;
 		}
 	}
@@ -295,27 +305,34 @@ int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *p
 	int ret;
 
 	memset(pr, 0, sizeof(*pr));
+	pthread_mutex_init(&pr->ckpt_lock, NULL);
 	pr->env = env;
 	pr->failed_off = pr->reported_off = UINT64_MAX;
-	pr->check_only = true;
+	pr->fs.check_only = true;
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
-		pr->src[i].fd = pr->dst[i].fd = -1;
+		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
 	ret = pipeline_config_dup(pc, &pr->cfg);
 	if (ret)
 		return ret;
-	ret = files_open(pr);
-	if (!ret)
-		ret = setup_plan(pr);
-	if (!ret)
-		ret = files_check_space(pr);
+	pr->fs.cfg = &pr->cfg;
+	ret = files_open(&pr->fs);
+	if (ret)
+		return files_failed(pr, ret);
+	ret = setup_plan(pr);
+	if (!ret) {
+		ret = files_check_space(&pr->fs, &pr->plan);
+		if (ret)
+			files_failed(pr, ret);
+	}
 	return ret < 0 ? ret : 0;	/* 1: finished before, which is fine */
 }
 
 void pipeline_cleanup(struct pipeline_run *pr)
 {
 	teardown_ring(pr);
-	files_close(pr);
+	files_close(&pr->fs);
 	pipeline_config_free(&pr->cfg);
+	pthread_mutex_destroy(&pr->ckpt_lock);
 }
 
 /* ---- the end: durable, the right size, and only then "finished" ---- */
@@ -325,8 +342,8 @@ static int finish(struct pipeline_run *pr)
 	const struct pipeline_config *pc = &pr->cfg;
 	int ret;
 
-	for (int d = 0; d < pr->nr_dst; d++) {
-		struct file_slot *f = &pr->dst[d];
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
+		struct file_slot *f = &pr->fs.dst[d];
 		uint64_t end = pc->dest_offset + plan_dest_bytes(&pr->plan, d);
 
 		if (f->is_bdev)
@@ -341,11 +358,11 @@ static int finish(struct pipeline_run *pr)
 	ret = ckpt_sync_dests(pr, true);
 	if (ret)
 		return ret;
-	ret = files_check_unchanged(pr);
+	ret = files_check_unchanged(&pr->fs);
 	if (ret)
-		return ret;
-	for (int d = 0; d < pr->nr_dst; d++) {
-		struct file_slot *f = &pr->dst[d];
+		return files_failed(pr, ret);
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
+		struct file_slot *f = &pr->fs.dst[d];
 		uint64_t end = pc->dest_offset + plan_dest_bytes(&pr->plan, d);
 
 		ret = file_identify(f);

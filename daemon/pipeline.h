@@ -11,6 +11,7 @@
 #include "checkpoint.h"
 #include "config.h"
 #include "engine.h"
+#include "files.h"
 #include "plan.h"
 #include "ring.h"
 #include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
@@ -74,17 +75,6 @@ struct run_env {
 /* wake the daemon's main thread: setup done, or the pipeline ended */
 void run_env_wake_main(const struct run_env *env);
 
-struct file_slot {
-	const char *path;
-	int fd;
-	bool is_bdev;
-	uint64_t size;		/* bytes, at open */
-	uint32_t dio_align;	/* O_DIRECT alignment (memory and offsets) */
-	struct file_ident ident;
-	bool missing;		/* a destination to create once every check passed */
-	bool created;		/* created by this attempt: removed if it fails in setup */
-};
-
 enum chain_op_kind {
 	CHAIN_OP_READ = IOU_CHAIN_READ,
 	CHAIN_OP_BPF = IOU_CHAIN_BPF,
@@ -132,9 +122,7 @@ struct pipeline_run {
 	const struct engine_ops *engine;
 	void *engine_priv;
 	struct plan plan;
-	struct file_slot src[CONFIG_MAX_FILES];
-	struct file_slot dst[CONFIG_MAX_FILES];
-	int nr_src, nr_dst;
+	struct file_set fs;		/* the sources and destinations, open */
 	struct ring ring;
 	struct ring_mem mem;
 	struct chain *chains;
@@ -144,6 +132,7 @@ struct pipeline_run {
 	uint64_t failed_off;		/* logical offset of the first failed block, or UINT64_MAX */
 	int error;			/* first error: the pipeline stops */
 	/* checkpointing */
+	pthread_mutex_t ckpt_lock;	/* ckpt, durable: an engine's thread may checkpoint */
 	struct checkpoint ckpt;
 	uint64_t ckpt_watermark;	/* durable once the fsyncs in flight finish */
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
@@ -157,7 +146,6 @@ struct pipeline_run {
 	bool resumed;
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */
-	bool check_only;		/* --check-config --open: open and check, change nothing */
 	uint64_t reported_off;		/* logical offset of the block the error names */
 	/* request failures after the first: logged as one line per range */
 	uint64_t fallout_count, fallout_lo, fallout_hi;
@@ -188,7 +176,8 @@ void pipeline_cleanup(struct pipeline_run *pr);
 
 /*
  * For engines with their own driver: record @done logical bytes as durable
- * (the caller has flushed them) in state @state; 0 or -errno (logged).
+ * (the caller has flushed them) in state @state; 0 or -errno (logged). Safe
+ * from the engine's own threads: the one way they change pipeline state.
  */
 int pipeline_checkpoint(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
 /* has the daemon asked this pipeline to stop? */

@@ -40,14 +40,14 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 	char why[256];
 	int ret;
 
-	idents(pr->src, pr->nr_src, src);
-	idents(pr->dst, pr->nr_dst, dst);
+	idents(pr->fs.src, pr->fs.nr_src, src);
+	idents(pr->fs.dst, pr->fs.nr_dst, dst);
 	ret = checkpoint_load(pr->env->state_dir, pr->cfg.name, &ck);
 	if (ret == -EINVAL)
 		log_warning("pipeline %s: checkpoint in %s is unreadable; ignoring it",
 			    pr->cfg.name, pr->env->state_dir);
 	act = checkpoint_decide(ret ? NULL : &ck, pipeline_config_fingerprint(&pr->cfg),
-				src, pr->nr_src, dst, pr->nr_dst, pr->cfg.s.repeat,
+				src, pr->fs.nr_src, dst, pr->fs.nr_dst, pr->cfg.s.repeat,
 				why, sizeof(why));
 	if (act == RESUME_CONTINUE && ck.total != pp->length) {
 		snprintf(why, sizeof(why), "checkpoint was for %" PRIu64 " bytes, now %" PRIu64
@@ -58,11 +58,11 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		uint64_t at = ck.done - ck.done % pp->io_align;
 
 		/* a destination cut short behind our back would leave a hole */
-		for (int d = 0; d < pr->nr_dst && act == RESUME_CONTINUE; d++) {
-			if (!pr->dst[d].is_bdev &&
-			    pr->dst[d].size < pr->cfg.dest_offset + dest_bytes_at(pp, d, at)) {
+		for (int d = 0; d < pr->fs.nr_dst && act == RESUME_CONTINUE; d++) {
+			if (!pr->fs.dst[d].is_bdev &&
+			    pr->fs.dst[d].size < pr->cfg.dest_offset + dest_bytes_at(pp, d, at)) {
 				snprintf(why, sizeof(why), "destination %s is shorter than the "
-					 "checkpoint says: starting at 0", pr->dst[d].path);
+					 "checkpoint says: starting at 0", pr->fs.dst[d].path);
 				act = RESUME_FRESH;
 			}
 		}
@@ -81,6 +81,8 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 	return 0;
 }
 
+static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
+
 static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	struct checkpoint *c = &pr->ckpt;
@@ -89,11 +91,11 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	c->state = state;
 	c->done = done;
 	c->total = pr->plan.p.length;
-	c->nr_sources = pr->nr_src;
-	c->nr_dests = pr->nr_dst;
-	idents(pr->src, pr->nr_src, c->src);
-	for (int i = 0; i < pr->nr_dst; i++) {
-		c->dst[i] = pr->dst[i].ident;
+	c->nr_sources = pr->fs.nr_src;
+	c->nr_dests = pr->fs.nr_dst;
+	idents(pr->fs.src, pr->fs.nr_src, c->src);
+	for (int i = 0; i < pr->fs.nr_dst; i++) {
+		c->dst[i] = pr->fs.dst[i].ident;
 		if (state != CKPT_FINISHED)
 			c->dst[i].size = c->dst[i].mtime_ns = 0;
 	}
@@ -101,6 +103,16 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 }
 
 int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	int ret;
+
+	pthread_mutex_lock(&pr->ckpt_lock);
+	ret = ckpt_write_locked(pr, state, done);
+	pthread_mutex_unlock(&pr->ckpt_lock);
+	return ret;
+}
+
+static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	int ret;
 
@@ -121,6 +133,7 @@ int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 	return 0;
 }
 
+/* from an engine's own thread too: ckpt_write() holds the checkpoint lock */
 int pipeline_checkpoint(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	return ckpt_write(pr, state, done);
@@ -154,12 +167,12 @@ void ckpt_begin(struct pipeline_run *pr, bool force)
 	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
 		return;
 	/* everything below w has completed; flush it, then record w */
-	for (int d = 0; d < pr->nr_dst; d++) {
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
 
 		if (!sqe)
 			break;
-		io_uring_prep_fsync(sqe, pr->nr_src + d, IORING_FSYNC_DATASYNC);
+		io_uring_prep_fsync(sqe, pr->fs.nr_src + d, IORING_FSYNC_DATASYNC);
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
 		pr->ckpt_fsyncs++;
@@ -175,13 +188,13 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	if (res < 0) {
 		pr->sync_failed = true;
 		pipeline_fail(pr, res, "fdatasync of destination %s failed: %s; the checkpoint "
-			      "stays at %" PRIu64, d < pr->nr_dst ? pr->dst[d].path : "?",
+			      "stays at %" PRIu64, d < pr->fs.nr_dst ? pr->fs.dst[d].path : "?",
 			      strerror(-res), pr->durable);
 	}
 	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
 		pr->synced = pr->ckpt_watermark;
 		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
-			  " took %.3f s", pr->cfg.name, pr->nr_dst, pr->ckpt_watermark,
+			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->ckpt_watermark,
 			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
 		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
 	}
@@ -201,7 +214,7 @@ void ckpt_start_writeback(struct pipeline_run *pr)
 	if (pr->cfg.s.direct || pr->wb_inflight || pr->error ||
 	    w < pr->wb_started + WB_KICK_BYTES)
 		return;
-	for (int d = 0; d < pr->nr_dst; d++) {
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		uint64_t from = dest_bytes_at(p, d, pr->wb_started);
 		uint64_t to = dest_bytes_at(p, d, w);
 		struct io_uring_sqe *sqe;
@@ -211,7 +224,7 @@ void ckpt_start_writeback(struct pipeline_run *pr)
 		sqe = ring_get_sqe(&pr->ring);
 		if (!sqe)
 			break;
-		io_uring_prep_sync_file_range(sqe, pr->nr_src + d, to - from,
+		io_uring_prep_sync_file_range(sqe, pr->fs.nr_src + d, to - from,
 					      pr->cfg.dest_offset + from, SYNC_FILE_RANGE_WRITE);
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_WRITEBACK, 0, d));
@@ -228,19 +241,19 @@ void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	if (res < 0)
 		log_debug("pipeline %s: starting writeback of %s: %s (the checkpoint's "
 			  "fdatasync decides)", pr->cfg.name,
-			  d < pr->nr_dst ? pr->dst[d].path : "?", strerror(-res));
+			  d < pr->fs.nr_dst ? pr->fs.dst[d].path : "?", strerror(-res));
 }
 
 int ckpt_sync_dests(struct pipeline_run *pr, bool full)
 {
 	int ret = 0;
 
-	for (int d = 0; d < pr->nr_dst; d++) {
-		if ((full ? fsync(pr->dst[d].fd) : fdatasync(pr->dst[d].fd)) < 0 && !ret) {
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
+		if ((full ? fsync(pr->fs.dst[d].fd) : fdatasync(pr->fs.dst[d].fd)) < 0 && !ret) {
 			ret = -errno;
 			pr->sync_failed = true;
 			pipeline_fail(pr, ret, "%s of destination %s failed: %s",
-				      full ? "fsync" : "fdatasync", pr->dst[d].path,
+				      full ? "fsync" : "fdatasync", pr->fs.dst[d].path,
 				      strerror(-ret));
 		}
 	}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Room for a pipeline's destinations: what the plan still has to allocate
+ * on each file system, summed over the destinations that share it, against
+ * what statvfs says is free, all before the first byte moves.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "status.h"
+
+/* the directory a destination is (or will be) in, for statvfs */
+static int dest_fs(const struct file_slot *f, struct statvfs *vfs, uint64_t *dev)
+{
+	char *copy, *dir;
+	struct stat st;
+	int ret = 0;
+
+	if (!f->missing) {
+		if (fstatvfs(f->fd, vfs) < 0 || fstat(f->fd, &st) < 0)
+			return -errno;
+		*dev = st.st_dev;
+		return 0;
+	}
+	copy = strdup(f->path);
+	if (!copy)
+		return -ENOMEM;
+	dir = dirname(copy);
+	if (statvfs(dir, vfs) < 0 || stat(dir, &st) < 0)
+		ret = -errno;
+	*dev = st.st_dev;
+	free(copy);
+	return ret;
+}
+
+static uint64_t allocated_bytes(const struct file_slot *f)
+{
+	struct stat st;
+
+	if (f->missing || fstat(f->fd, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_blocks * 512;
+}
+
+int files_check_space(struct file_set *fs, const struct plan *pl)
+{
+	uint64_t need[CONFIG_MAX_FILES] = { 0 }, dev[CONFIG_MAX_FILES], avail[CONFIG_MAX_FILES];
+	int first[CONFIG_MAX_FILES], nr = 0;
+
+	for (int d = 0; d < fs->nr_dst; d++) {
+		const struct file_slot *f = &fs->dst[d];
+		uint64_t end = fs->cfg->dest_offset + plan_dest_bytes(pl, d), have, fsid = 0;
+		struct statvfs vfs;
+		int i, ret;
+
+		if (f->is_bdev)
+			continue;
+		have = allocated_bytes(f);
+		if (end <= have)
+			continue;
+		ret = dest_fs(f, &vfs, &fsid);
+		if (ret) {
+			log_debug("pipeline %s: no statvfs for %s: %s", fs->cfg->name, f->path,
+				  strerror(-ret));
+			continue;
+		}
+		/* destinations on one file system share its free space */
+		for (i = 0; i < nr && dev[i] != fsid; i++)
+			;
+		if (i == nr) {
+			dev[nr] = fsid;
+			first[nr] = d;
+			/* root may use the reserved blocks, as its writes would */
+			avail[nr++] = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) *
+				      vfs.f_frsize;
+		}
+		need[i] += end - have;
+	}
+	for (int i = 0; i < nr; i++) {
+		char n[32], a[32];
+
+		if (need[i] <= avail[i])
+			continue;
+		human_bytes(need[i], n, sizeof(n));
+		human_bytes(avail[i], a, sizeof(a));
+		return files_fail(fs, -ENOSPC, "not enough space for destination %s%s: the "
+				     "copy needs %s more, its file system has %s free",
+				     fs->dst[first[i]].path,
+				     fs->nr_dst > 1 ? " (and any others beside it)" : "", n, a);
+	}
+	return 0;
+}
