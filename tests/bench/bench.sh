@@ -326,12 +326,16 @@ prepare_and_command() {
 	# memcpy row, which shows glibc's own choice
 	[ "$BENCH_MOVSB" = off ] && [ "$tool" != memcpy ] && [ "$tool" != memcpy-vec ] &&
 		CMD=("${NO_MOVSB[@]}" "${CMD[@]}")
-	# block devices start cold. Not tmpfs or memory: dropping caches cannot
-	# touch their data, only the movers' own binaries, which each then reads
-	# back from the emulated disk (that was 139 s of a 470 s default run)
+	# block devices start cold: their page cache (what cp and the checks
+	# read through) is written back and dropped, with BLKFLSBUF on each
+	# device of the medium. Not drop_caches: that also evicts the movers'
+	# own binaries and libraries, which each run then reads back from the
+	# emulated root disk, inside its timed run (it put 0.3-1 s into every
+	# one-block start-up run on brd). Not tmpfs or memory: their data is
+	# memory either way.
 	if [ "$mode" = guest ] && [ "$medium" != tmpfs ] && [ "$medium" != memory ]; then
 		sync
-		echo 3 > /proc/sys/vm/drop_caches
+		blockdev --flushbufs "${MSRC[$medium]}" ${MDSTS[$medium]}
 	fi
 }
 
