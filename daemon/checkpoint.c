@@ -23,8 +23,10 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "kv.h"
 
 #define CKPT_MAGIC "iou-offload-checkpoint 1"
+#define CKPT_MAX_BYTES 8191
 
 const char *ckpt_state_to_string(enum ckpt_state s)
 {
@@ -80,167 +82,100 @@ static int parse_ident(const char *v, struct file_ident *id)
 	return 0;
 }
 
+struct ckpt_reading {
+	struct checkpoint *c;
+	bool have_fp, have_state;
+};
+
+static int ckpt_key(void *arg, const char *key, const char *v)
+{
+	struct ckpt_reading *rd = arg;
+	struct checkpoint *c = rd->c;
+	int idx;
+
+	if (strlen(key) >= 32 || strlen(v) >= 256)
+		return -EINVAL;
+	if (!strcmp(key, "pipeline")) {
+		return 0;
+	} else if (!strcmp(key, "fingerprint")) {
+		if (sscanf(v, "%" SCNx64, &c->fingerprint) != 1)
+			return -EINVAL;
+		rd->have_fp = true;
+	} else if (!strcmp(key, "state")) {
+		int s;
+
+		for (s = 0; s < 4; s++)
+			if (!strcmp(v, ckpt_state_to_string(s)))
+				break;
+		if (s == 4)
+			return -EINVAL;
+		c->state = s;
+		rd->have_state = true;
+	} else if (!strcmp(key, "done")) {
+		if (sscanf(v, "%" SCNu64, &c->done) != 1)
+			return -EINVAL;
+	} else if (!strcmp(key, "total")) {
+		if (sscanf(v, "%" SCNu64, &c->total) != 1)
+			return -EINVAL;
+	} else if (!strcmp(key, "updated")) {
+		if (sscanf(v, "%" SCNu64, &c->updated) != 1)
+			return -EINVAL;
+	} else if (sscanf(key, "source.%d", &idx) == 1) {
+		if (idx != c->nr_sources || idx >= CONFIG_MAX_FILES ||
+		    parse_ident(v, &c->src[idx]))
+			return -EINVAL;
+		c->nr_sources++;
+	} else if (sscanf(key, "dest.%d", &idx) == 1) {
+		if (idx != c->nr_dests || idx >= CONFIG_MAX_FILES ||
+		    parse_ident(v, &c->dst[idx]))
+			return -EINVAL;
+		c->nr_dests++;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int checkpoint_parse(const char *buf, struct checkpoint *c)
 {
-	const char *line = buf, *nl;
-	bool magic = false, end = false, have_fp = false, have_state = false;
-	char key[32], val[256];
+	struct ckpt_reading rd = { .c = c };
+	int ret;
 
 	memset(c, 0, sizeof(*c));
-	for (; *line; line = nl + 1) {
-		const char *eq;
-		size_t klen, vlen;
-		int idx;
-
-		nl = strchr(line, '\n');
-		if (!nl)
-			return -EINVAL;	/* a torn last line: never ours, saves are atomic */
-		if (!magic) {
-			if ((size_t)(nl - line) != strlen(CKPT_MAGIC) ||
-			    strncmp(line, CKPT_MAGIC, nl - line))
-				return -EINVAL;
-			magic = true;
-			continue;
-		}
-		if (nl - line == 3 && !strncmp(line, "end", 3)) {
-			end = true;
-			break;
-		}
-		eq = memchr(line, '=', nl - line);
-		if (!eq)
-			return -EINVAL;
-		klen = eq - line;
-		vlen = nl - eq - 1;
-		if (klen >= sizeof(key) || vlen >= sizeof(val))
-			return -EINVAL;
-		memcpy(key, line, klen);
-		key[klen] = '\0';
-		memcpy(val, eq + 1, vlen);
-		val[vlen] = '\0';
-
-		if (!strcmp(key, "pipeline")) {
-			continue;
-		} else if (!strcmp(key, "fingerprint")) {
-			if (sscanf(val, "%" SCNx64, &c->fingerprint) != 1)
-				return -EINVAL;
-			have_fp = true;
-		} else if (!strcmp(key, "state")) {
-			int s;
-
-			for (s = 0; s < 4; s++)
-				if (!strcmp(val, ckpt_state_to_string(s)))
-					break;
-			if (s == 4)
-				return -EINVAL;
-			c->state = s;
-			have_state = true;
-		} else if (!strcmp(key, "done")) {
-			if (sscanf(val, "%" SCNu64, &c->done) != 1)
-				return -EINVAL;
-		} else if (!strcmp(key, "total")) {
-			if (sscanf(val, "%" SCNu64, &c->total) != 1)
-				return -EINVAL;
-		} else if (!strcmp(key, "updated")) {
-			if (sscanf(val, "%" SCNu64, &c->updated) != 1)
-				return -EINVAL;
-		} else if (sscanf(key, "source.%d", &idx) == 1) {
-			if (idx != c->nr_sources || idx >= CONFIG_MAX_FILES ||
-			    parse_ident(val, &c->src[idx]))
-				return -EINVAL;
-			c->nr_sources++;
-		} else if (sscanf(key, "dest.%d", &idx) == 1) {
-			if (idx != c->nr_dests || idx >= CONFIG_MAX_FILES ||
-			    parse_ident(val, &c->dst[idx]))
-				return -EINVAL;
-			c->nr_dests++;
-		} else {
-			return -EINVAL;
-		}
-	}
-	if (!magic || !end || !have_fp || !have_state || c->done > c->total)
+	ret = kv_parse(buf, CKPT_MAGIC, true, ckpt_key, &rd);
+	if (ret || !rd.have_fp || !rd.have_state || c->done > c->total)
 		return -EINVAL;
 	return 0;
 }
 
 int checkpoint_load(const char *dir, const char *name, struct checkpoint *c)
 {
-	char path[4096], buf[8192];
-	ssize_t n;
-	size_t len = 0;
-	int fd, ret;
+	char path[4096], *text;
+	int ret;
 
 	ret = checkpoint_path(dir, name, path, sizeof(path));
 	if (ret)
 		return ret;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -errno;
-	while (len < sizeof(buf) - 1) {
-		n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return checkpoint_parse(buf, c);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= n;
-	}
-	return 0;
+	ret = kv_read(path, CKPT_MAX_BYTES, &text);
+	if (ret)
+		return ret;
+	ret = checkpoint_parse(text, c);
+	free(text);
+	return ret;
 }
 
 int checkpoint_save(const char *dir, const char *name, const struct checkpoint *c)
 {
-	char path[4096], tmp[4096 + 8], buf[8192];
-	int fd, dfd, len, ret;
+	char path[4096], buf[CKPT_MAX_BYTES];
+	int len, ret;
 
 	ret = checkpoint_path(dir, name, path, sizeof(path));
 	if (ret)
 		return ret;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	len = checkpoint_format(c, name, buf, sizeof(buf));
 	if (len < 0)
 		return len;
-
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = write_all(fd, buf, len);
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (ret)
-		goto fail_unlink;
-	if (rename(tmp, path) < 0) {
-		ret = -errno;
-		goto fail_unlink;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd) < 0)
-		ret = -errno;
-	close(dfd);
-	return ret;
-
-fail_unlink:
-	unlink(tmp);
-	return ret;
+	return kv_replace(path, buf, len, 0600, true);
 }
 
 static bool ident_same_file(const struct file_ident *a, const struct file_ident *b)

@@ -1,7 +1,7 @@
 # The daemon's sources but main.c and the BPF loader (real or stub): the one
 # list, included by daemon/Makefile and tests/unit/Makefile.
 DAEMON_LIB_SRCS := log.c claims.c config.c config_values.c config_check.c config_device.c \
-		   pipeline_config.c plan.c ring.c checkpoint.c files.c files_space.c engine.c \
+		   pipeline_config.c plan.c ring.c checkpoint.c kv.c files.c files_space.c engine.c \
 		   engine_uring.c engine_bpf.c engine_loop.c loop_plan.c pipeline.c \
 		   pipeline_status.c resume.c chain.c driver.c \
 		   notify.c status.c status_device.c daemon.c \

@@ -14,47 +14,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kv.h"
 #include "status.h"
 
 #define STATUS_MAGIC "iou-offloadd-status 1"
-
-/* values are one line each */
-static void put_str(FILE *f, const char *key, const char *v)
-{
-	fprintf(f, "%s=", key);
-	for (; *v; v++)
-		fputc(*v == '\n' || *v == '\r' ? ' ' : *v, f);
-	fputc('\n', f);
-}
+#define STATUS_MAX_BYTES (16 << 20)
 
 int status_write(const char *path, const struct status_report *r)
 {
-	char tmp[4200];
-	FILE *f;
-	int fd, ret = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (!f)
 		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		unlink(tmp);
-		return ret;
-	}
 	fprintf(f, "%s\n", STATUS_MAGIC);
 	fprintf(f, "pid=%d\nstarted=%" PRIu64 "\nupdated=%" PRIu64 "\n",
 		(int)r->pid, r->started, r->updated);
-	put_str(f, "config", r->config);
+	kv_put(f, "config", r->config);
 	for (int i = 0; i < r->nr; i++) {
 		const struct status_entry *e = &r->entries[i];
 
-		put_str(f, "pipeline", e->name);
-		put_str(f, "state", e->state);
-		put_str(f, "engine", e->engine);
-		put_str(f, "transform", e->transform);
+		kv_put(f, "pipeline", e->name);
+		kv_put(f, "state", e->state);
+		kv_put(f, "engine", e->engine);
+		kv_put(f, "transform", e->transform);
 		fprintf(f, "bytes_done=%" PRIu64 "\nbytes_total=%" PRIu64 "\n"
 			"bytes_durable=%" PRIu64 "\nbytes_resumed=%" PRIu64 "\n"
 			"rate_bps=%.0f\nenters=%" PRIu64 "\nbpf_ops=%" PRIu64 "\n"
@@ -63,8 +48,8 @@ int status_write(const char *path, const struct status_report *r)
 			e->bytes_done, e->bytes_total, e->bytes_durable, e->bytes_resumed,
 			e->rate_bps, e->enters, e->bpf_ops, e->user_copied, e->errors,
 			e->elapsed, e->bpf_bytes, e->cqes);
-		put_str(f, "error", e->error);
-		put_str(f, "note", e->note);
+		kv_put(f, "error", e->error);
+		kv_put(f, "note", e->note);
 	}
 	status_devices_write(f, r);
 	fprintf(f, "end\n");
@@ -72,10 +57,9 @@ int status_write(const char *path, const struct status_report *r)
 		ret = -EIO;
 	if (fclose(f) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
+	if (!ret)
+		ret = kv_replace(path, buf, len, 0644, false);
+	free(buf);
 	return ret;
 }
 
@@ -91,103 +75,92 @@ static void copy_val(char *dst, size_t len, const char *v)
 	snprintf(dst, len, "%s", v);
 }
 
+struct status_reading {
+	struct status_report *r;
+	struct status_entry *e;	/* the pipeline the keys belong to, or none */
+};
+
+static int status_key(void *arg, const char *key, const char *v)
+{
+	struct status_reading *rd = arg;
+	struct status_report *r = rd->r;
+	int dk = status_device_key(r, key, v);
+
+	if (dk < 0)
+		return dk;
+	if (dk) {
+		rd->e = NULL;	/* the keys after a device line are the device's */
+		return 0;
+	}
+	if (!strcmp(key, "pipeline")) {
+		struct status_entry *n = realloc(r->entries, (r->nr + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->entries = n;
+		rd->e = &r->entries[r->nr++];
+		memset(rd->e, 0, sizeof(*rd->e));
+		copy_val(rd->e->name, sizeof(rd->e->name), v);
+	} else if (!rd->e) {
+		if (!strcmp(key, "pid"))
+			r->pid = atoi(v);
+		else if (!strcmp(key, "started"))
+			r->started = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "updated"))
+			r->updated = strtoull(v, NULL, 10);
+		else if (!strcmp(key, "config"))
+			copy_val(r->config, sizeof(r->config), v);
+	} else if (!strcmp(key, "state")) {
+		copy_val(rd->e->state, sizeof(rd->e->state), v);
+	} else if (!strcmp(key, "engine")) {
+		copy_val(rd->e->engine, sizeof(rd->e->engine), v);
+	} else if (!strcmp(key, "transform")) {
+		copy_val(rd->e->transform, sizeof(rd->e->transform), v);
+	} else if (!strcmp(key, "bytes_done")) {
+		rd->e->bytes_done = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "bytes_total")) {
+		rd->e->bytes_total = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "bytes_durable")) {
+		rd->e->bytes_durable = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "bytes_resumed")) {
+		rd->e->bytes_resumed = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "rate_bps")) {
+		rd->e->rate_bps = strtod(v, NULL);
+	} else if (!strcmp(key, "enters")) {
+		rd->e->enters = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "cqes")) {
+		rd->e->cqes = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "bpf_ops")) {
+		rd->e->bpf_ops = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "bpf_bytes")) {
+		rd->e->bpf_bytes = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "user_copied")) {
+		rd->e->user_copied = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "errors")) {
+		rd->e->errors = strtoull(v, NULL, 10);
+	} else if (!strcmp(key, "elapsed")) {
+		rd->e->elapsed = strtod(v, NULL);
+	} else if (!strcmp(key, "error")) {
+		copy_val(rd->e->error, sizeof(rd->e->error), v);
+	} else if (!strcmp(key, "note")) {
+		copy_val(rd->e->note, sizeof(rd->e->note), v);
+	}
+	return 0;
+}
+
 int status_read(const char *path, struct status_report *r)
 {
-	struct status_entry *e = NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	bool magic = false, end = false;
-	FILE *f;
+	struct status_reading rd = { .r = r };
+	char *text;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *nl = strchr(line, '\n'), *eq, *v;
-
-		if (nl)
-			*nl = '\0';
-		if (!magic) {
-			if (strcmp(line, STATUS_MAGIC))
-				break;
-			magic = true;
-			continue;
-		}
-		if (!strcmp(line, "end")) {
-			end = true;
-			break;
-		}
-		eq = strchr(line, '=');
-		if (!eq)
-			continue;
-		*eq = '\0';
-		v = eq + 1;
-		int dk = status_device_key(r, line, v);
-
-		if (dk < 0)
-			break;
-		if (dk) {
-			e = NULL;	/* the keys after a device line are the device's */
-			continue;
-		}
-		if (!strcmp(line, "pipeline")) {
-			struct status_entry *n = realloc(r->entries, (r->nr + 1) * sizeof(*n));
-
-			if (!n)
-				break;
-			r->entries = n;
-			e = &r->entries[r->nr++];
-			memset(e, 0, sizeof(*e));
-			copy_val(e->name, sizeof(e->name), v);
-		} else if (!e) {
-			if (!strcmp(line, "pid"))
-				r->pid = atoi(v);
-			else if (!strcmp(line, "started"))
-				r->started = strtoull(v, NULL, 10);
-			else if (!strcmp(line, "updated"))
-				r->updated = strtoull(v, NULL, 10);
-			else if (!strcmp(line, "config"))
-				copy_val(r->config, sizeof(r->config), v);
-		} else if (!strcmp(line, "state")) {
-			copy_val(e->state, sizeof(e->state), v);
-		} else if (!strcmp(line, "engine")) {
-			copy_val(e->engine, sizeof(e->engine), v);
-		} else if (!strcmp(line, "transform")) {
-			copy_val(e->transform, sizeof(e->transform), v);
-		} else if (!strcmp(line, "bytes_done")) {
-			e->bytes_done = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "bytes_total")) {
-			e->bytes_total = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "bytes_durable")) {
-			e->bytes_durable = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "bytes_resumed")) {
-			e->bytes_resumed = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "rate_bps")) {
-			e->rate_bps = strtod(v, NULL);
-		} else if (!strcmp(line, "enters")) {
-			e->enters = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "cqes")) {
-			e->cqes = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "bpf_ops")) {
-			e->bpf_ops = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "bpf_bytes")) {
-			e->bpf_bytes = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "user_copied")) {
-			e->user_copied = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "errors")) {
-			e->errors = strtoull(v, NULL, 10);
-		} else if (!strcmp(line, "elapsed")) {
-			e->elapsed = strtod(v, NULL);
-		} else if (!strcmp(line, "error")) {
-			copy_val(e->error, sizeof(e->error), v);
-		} else if (!strcmp(line, "note")) {
-			copy_val(e->note, sizeof(e->note), v);
-		}
-	}
-	free(line);
-	fclose(f);
-	if (!magic || !end) {
+	ret = kv_read(path, STATUS_MAX_BYTES, &text);
+	if (ret)
+		return ret;
+	ret = kv_parse(text, STATUS_MAGIC, false, status_key, &rd);
+	free(text);
+	if (ret) {
 		status_report_free(r);
 		return -EINVAL;
 	}

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "status.h"
 #include "testutil.h"
 
 static struct checkpoint sample(void)
@@ -75,6 +76,31 @@ static void torn_or_foreign_files_are_rejected(void **state)
 	c.done = c.total + 1;
 	checkpoint_format(&c, "p", buf, sizeof(buf));
 	assert_int_equal(checkpoint_parse(buf, &back), -EINVAL);
+}
+
+/* the status file goes through the same reader: cut short, it is refused */
+static void a_status_file_cut_short_is_refused(void **state)
+{
+	struct status_entry e = { .name = "p", .state = "running", .bytes_done = 42 };
+	struct status_report w = { .pid = 1, .entries = &e, .nr = 1 }, r;
+	char *dir = tu_mkdtemp("status"), *path = tu_path(dir, "status");
+	size_t len;
+	char *text;
+
+	(void)state;
+	assert_int_equal(status_write(path, &w), 0);
+	assert_int_equal(status_read(path, &r), 0);
+	assert_int_equal(r.nr, 1);
+	assert_true(r.entries[0].bytes_done == 42);
+	status_report_free(&r);
+	text = tu_read_file(path, &len);
+	assert_non_null(text);
+	assert_int_equal(tu_write_file(path, text, len - 4), 0);	/* "end\n" gone */
+	assert_int_equal(status_read(path, &r), -EINVAL);
+	free(text);
+	tu_rmrf(dir);
+	free(path);
+	free(dir);
 }
 
 static void decide(const struct checkpoint *c, const struct file_ident *src,
@@ -149,6 +175,7 @@ int main(void)
 		cmocka_unit_test(save_then_load_round_trips),
 		cmocka_unit_test(missing_checkpoint_is_enoent),
 		cmocka_unit_test(torn_or_foreign_files_are_rejected),
+		cmocka_unit_test(a_status_file_cut_short_is_refused),
 		cmocka_unit_test(resume_continues_when_nothing_changed),
 		cmocka_unit_test(changed_config_or_source_starts_over),
 		cmocka_unit_test(replaced_destination_starts_over),

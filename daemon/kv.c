@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading and writing the key=value files (kv.h): one reader and one
+ * atomic writer for the status file and the checkpoints.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kv.h"
+
+int kv_parse(const char *text, const char *magic, bool strict, kv_fn fn, void *arg)
+{
+	char *copy = strdup(text), *line, *nl, *eq;
+	bool first = true;
+	int ret = -EINVAL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (line = copy; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl) {
+			if (strict)
+				break;	/* a torn last line: never ours, saves are atomic */
+			nl = line + strlen(line) - 1;
+		} else {
+			*nl = '\0';
+		}
+		if (first) {
+			if (strcmp(line, magic))
+				break;
+			first = false;
+			continue;
+		}
+		if (!strcmp(line, "end")) {
+			ret = 0;
+			break;
+		}
+		eq = strchr(line, '=');
+		if (!eq) {
+			if (strict)
+				break;
+			continue;
+		}
+		*eq = '\0';
+		ret = fn(arg, line, eq + 1);
+		if (ret)
+			break;
+		ret = -EINVAL;
+	}
+	free(copy);
+	return ret;
+}
+
+int kv_read(const char *path, size_t max, char **text)
+{
+	size_t len = 0;
+	char *buf = malloc(max + 1);
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	while (len < max) {
+		n = read(fd, buf + len, max - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+void kv_put(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "%s=", key);
+	for (; *v; v++)
+		fputc(*v == '\n' || *v == '\r' ? ' ' : *v, f);
+	fputc('\n', f);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int dfd, ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(copy);
+	if (dfd < 0)
+		return -errno;
+	if (fsync(dfd) < 0)
+		ret = -errno;
+	close(dfd);
+	return ret;
+}
+
+int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool durable)
+{
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 5);
+	int fd, ret;
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, path, plen);
+	memcpy(tmp + plen, ".tmp", 5);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0) {
+		ret = -errno;
+		free(tmp);
+		return ret;
+	}
+	ret = write_all(fd, buf, len);
+	if (!ret && durable && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	if (!ret && durable)
+		ret = fsync_dir_of(path);
+	return ret;
+}
