@@ -737,24 +737,34 @@ static void engine_auto_falls_back_to_uring_and_says_so(void **state)
 	expect_file(f, "out", buf, sizeof(buf));
 }
 
+/* copy 16 MiB in 16 blocks of 1M, 8 in flight, and check the bytes */
+static void copy_16_blocks(struct fx *f, int seed, const char *interval)
+{
+	size_t len = 16 << 20;
+	uint8_t *buf = malloc(len);
+	char conf[512];
+
+	tu_fill(buf, len, seed);
+	make_file(f, "src", buf, len);
+	snprintf(conf, sizeof(conf), "[pipeline p]\nengine = uring\ntransform = copy\n"
+		 "source = @D/src\ndestination = @D/out\nblock_size = 1M\nqueue_depth = 8\n"
+		 "checkpoint_interval = %s\n", interval);
+	assert_int_equal(run(f, conf), 0);
+	expect_file(f, "out", buf, len);
+	free(buf);
+}
+
 static void enters_are_counted_once_per_batch(void **state)
 {
 	struct fx *f = *state;
-	size_t len = 16 << 20;
-	uint8_t *buf = malloc(len);
 
-	tu_fill(buf, len, 14);
-	make_file(f, "src", buf, len);
-	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = copy\nsource = @D/src\n"
-			     "destination = @D/out\nblock_size = 1M\nqueue_depth = 8\n"
-			     "checkpoint_interval = 16M\n"), 0);
+	copy_16_blocks(f, 14, "16M");
 	uint64_t enters = atomic_load(&f->st.enters);
 
-	/* 16 blocks, 2 CQEs each, up to 8 in flight: at least 2, at most one per CQE */
+	/* 16 blocks, up to 8 in flight: at least 2 calls, at most one per request */
 	print_message("16 blocks: %lu io_uring_enter calls\n", (unsigned long)enters);
 	assert_true(enters >= 2 && enters <= 2 * 16 + 4);
 	assert_true(atomic_load(&f->st.user_copied) == 0);	/* copy writes from the read area */
-	free(buf);
 }
 
 /*
@@ -765,20 +775,12 @@ static void enters_are_counted_once_per_batch(void **state)
 static void a_copy_block_posts_one_cqe(void **state)
 {
 	struct fx *f = *state;
-	size_t len = 16 << 20;
-	uint8_t *buf = malloc(len);
 
-	tu_fill(buf, len, 17);
-	make_file(f, "src", buf, len);
-	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = copy\nsource = @D/src\n"
-			     "destination = @D/out\nblock_size = 1M\nqueue_depth = 8\n"
-			     "checkpoint_interval = 1G\n"), 0);
+	copy_16_blocks(f, 17, "1G");
 	uint64_t cqes = atomic_load(&f->st.cqes);
 
 	print_message("16 blocks: %lu CQEs\n", (unsigned long)cqes);
 	assert_true(cqes >= 16 && cqes <= 16 + 2);
-	expect_file(f, "out", buf, len);
-	free(buf);
 }
 
 static void stripe_copies_in_userspace_on_the_uring_engine(void **state)
