@@ -11,53 +11,44 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "block_io.h"
 #include "log.h"
 #include "pipeline_int.h"
 
+static void chain_add_io(struct chain *c, enum chain_op_kind kind, struct block_io io)
+{
+	c->ops[c->nr_ops++] = (struct chain_op){
+		.kind = kind, .file = io.file, .buf_index = io.buf_index, .buf = io.buf,
+		.file_off = io.off, .io_len = io.len, .expect = io.expect,
+	};
+}
+
 int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block)
 {
-	const struct plan *pl = &pr->plan;
+	const struct slot_bufs sb = {
+		.rbuf = c->rbuf, .wbuf = c->wbuf,
+		.rbuf_index = c->rbuf_index, .wbuf_index = c->wbuf_index,
+	};
 	bool from_read;
 	int ret;
 
-	ret = plan_block(pl, block, &c->bp);
+	ret = plan_block(&pr->plan, block, &c->bp);
 	if (ret)
 		return ret;
 	from_read = pr->engine->elide_identity_shuffle && c->bp.from_read;
 	c->nr_ops = 0;
-	for (int i = 0; i < c->bp.nr_reads; i++) {
-		const struct plan_io *io = &c->bp.reads[i];
-		struct chain_op *op = &c->ops[c->nr_ops++];
-
-		*op = (struct chain_op){
-			.kind = CHAIN_OP_READ, .file = io->file, .buf_index = c->rbuf_index,
-			.buf = c->rbuf + io->buf_off, .file_off = io->file_off,
-			.io_len = io->io_len, .expect = io->expect,
-		};
-	}
+	for (int i = 0; i < c->bp.nr_reads; i++)
+		chain_add_io(c, CHAIN_OP_READ, block_read_io(&c->bp, &sb, i));
 	if (!from_read) {
 		ret = pr->engine->build_shuffle(pr, c);
 		if (ret)
 			return ret;
 	}
 	for (int i = 0; i < c->bp.nr_writes; i++) {
-		const struct plan_io *io = &c->bp.writes[i];
-		struct chain_op *op;
-
 		if (c->nr_ops >= c->max_ops)
 			return -E2BIG;
-		op = &c->ops[c->nr_ops++];
-		*op = (struct chain_op){
-			.kind = CHAIN_OP_WRITE, .file = pr->fs.nr_src + io->file,
-			.file_off = io->file_off, .io_len = io->io_len, .expect = io->expect,
-		};
-		if (from_read) {
-			op->buf_index = c->rbuf_index;
-			op->buf = c->rbuf + io->rbuf_off;
-		} else {
-			op->buf_index = c->wbuf_index;
-			op->buf = c->wbuf + io->buf_off;
-		}
+		chain_add_io(c, CHAIN_OP_WRITE,
+			     block_write_io(&c->bp, &sb, pr->fs.nr_src, from_read, i));
 	}
 	c->next = 0;
 	c->group_end = 0;

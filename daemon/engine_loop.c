@@ -63,7 +63,7 @@ struct loop_engine {
 	size_t meta_stride;
 	uint32_t nr_tmpl;
 	int max_ops;
-	struct loop_slot_bufs slots[LOOP_MAX_SLOTS];
+	struct slot_bufs slots[LOOP_MAX_SLOTS];
 	struct loop_feed feed;
 	bool feed_ok;
 	int mon_fd, kick_fd;
@@ -211,7 +211,7 @@ static int loop_attach(struct pipeline_run *pr)
 		return pipeline_fail(pr, -errno, "engine = loop: eventfd: %s", strerror(errno));
 
 	for (int i = 0; i < pr->nr_chains; i++)
-		le->slots[i] = (struct loop_slot_bufs){
+		le->slots[i] = (struct slot_bufs){
 			.rbuf = pr->chains[i].rbuf, .rbuf_index = pr->chains[i].rbuf_index,
 			.wbuf = pr->chains[i].wbuf, .wbuf_index = pr->chains[i].wbuf_index,
 		};

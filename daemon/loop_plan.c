@@ -48,7 +48,7 @@ void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p)
 }
 
 int loop_feed_init(struct loop_feed *f, const struct plan *pl, int nr_src,
-		   const struct loop_slot_bufs *slots, int nr_slots, uint32_t nr_tmpl,
+		   const struct slot_bufs *slots, int nr_slots, uint32_t nr_tmpl,
 		   uint8_t *meta, size_t meta_stride)
 {
 	int max_ops;
@@ -91,9 +91,25 @@ static struct iou_loop_op *add_op(struct iou_loop_tmpl *t)
 	return op;
 }
 
+static int tmpl_add_io(struct iou_loop_tmpl *t, uint32_t kind, struct block_io io)
+{
+	struct iou_loop_op *op = add_op(t);
+
+	if (!op)
+		return -E2BIG;
+	op->kind = kind;
+	op->file = io.file;
+	op->buf_index = io.buf_index;
+	op->addr = (uintptr_t)io.buf;
+	op->off = io.off;
+	op->len = io.len;
+	op->expect = io.expect;
+	return 0;
+}
+
 int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t)
 {
-	const struct loop_slot_bufs *sb = &f->slots[block % f->nr_slots];
+	const struct slot_bufs *sb = &f->slots[block % f->nr_slots];
 	uint8_t *meta = f->meta + (block & (f->nr_tmpl - 1)) * f->meta_stride;
 	struct bpf_shuffle_sqe sqes[64];
 	struct bpf_shuffle_layout lay;
@@ -108,18 +124,9 @@ int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t
 	t->nr_ops = 0;
 	t->len = bp->len;
 	for (int i = 0; i < bp->nr_reads; i++) {
-		const struct plan_io *io = &bp->reads[i];
-
-		op = add_op(t);
-		if (!op)
-			return -E2BIG;
-		op->kind = LOOP_OP_READ;
-		op->file = io->file;
-		op->buf_index = sb->rbuf_index;
-		op->addr = (uintptr_t)(sb->rbuf + io->buf_off);
-		op->off = io->file_off;
-		op->len = io->io_len;
-		op->expect = io->expect;
+		ret = tmpl_add_io(t, LOOP_OP_READ, block_read_io(bp, sb, i));
+		if (ret)
+			return ret;
 	}
 
 	if (bp->from_read)	/* every write goes out of the read area: no shuffle */
@@ -148,23 +155,10 @@ int loop_tmpl_build(struct loop_feed *f, uint64_t block, struct iou_loop_tmpl *t
 	}
 writes:
 	for (int i = 0; i < bp->nr_writes; i++) {
-		const struct plan_io *io = &bp->writes[i];
-
-		op = add_op(t);
-		if (!op)
-			return -E2BIG;
-		op->kind = LOOP_OP_WRITE;
-		op->file = f->nr_src + io->file;
-		if (bp->from_read) {
-			op->buf_index = sb->rbuf_index;
-			op->addr = (uintptr_t)(sb->rbuf + io->rbuf_off);
-		} else {
-			op->buf_index = sb->wbuf_index;
-			op->addr = (uintptr_t)(sb->wbuf + io->buf_off);
-		}
-		op->off = io->file_off;
-		op->len = io->io_len;
-		op->expect = io->io_len;
+		ret = tmpl_add_io(t, LOOP_OP_WRITE,
+				  block_write_io(bp, sb, f->nr_src, bp->from_read, i));
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -13,19 +13,15 @@
 
 #include "iou_abi.h"
 #include "../bpf-ops/iou_loop.h"
+#include "block_io.h"
 #include "plan.h"
 
 /* one chain slot's registered buffers */
-struct loop_slot_bufs {
-	uint8_t *rbuf, *wbuf;
-	uint16_t rbuf_index, wbuf_index;
-};
-
 struct loop_feed {
 	const struct plan *pl;
 	int nr_src;			/* registered file index of destination 0 */
 	unsigned int op_id;		/* uring_bpf_ops id for the transform */
-	const struct loop_slot_bufs *slots;
+	const struct slot_bufs *slots;
 	int nr_slots;
 	uint32_t nr_tmpl;		/* templates in the region, a power of two */
 	uint8_t *meta;			/* descriptors: nr_tmpl * meta_stride bytes, pinned */
@@ -55,7 +51,7 @@ void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p);
 void loop_plan_bounds(const struct plan *pl, int *max_ops, size_t *meta_size);
 
 int loop_feed_init(struct loop_feed *f, const struct plan *pl, int nr_src,
-		   const struct loop_slot_bufs *slots, int nr_slots, uint32_t nr_tmpl,
+		   const struct slot_bufs *slots, int nr_slots, uint32_t nr_tmpl,
 		   uint8_t *meta, size_t meta_stride);
 void loop_feed_free(struct loop_feed *f);
 

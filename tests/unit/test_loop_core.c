@@ -390,7 +390,7 @@ struct pipe {
 	char *dir;
 	struct plan pl;
 	struct plan_params pp;
-	struct loop_slot_bufs slots[LOOP_MAX_SLOTS];
+	struct slot_bufs slots[LOOP_MAX_SLOTS];
 	int nr_slots;
 	uint8_t *bufmem;
 	uint8_t *meta;
@@ -459,7 +459,7 @@ static void pipe_start(struct pipe *p, const struct plan_params *pp, int qd, uin
 	p->bufmem = aligned_alloc(4096, (size_t)p->nr_slots * (p->pl.r_size + p->pl.w_size));
 	assert_non_null(p->bufmem);
 	for (int i = 0; i < p->nr_slots; i++) {
-		p->slots[i] = (struct loop_slot_bufs){
+		p->slots[i] = (struct slot_bufs){
 			.rbuf = p->bufmem + off, .rbuf_index = 2 * i,
 			.wbuf = p->bufmem + off + p->pl.r_size, .wbuf_index = 2 * i + 1,
 		};
