@@ -46,77 +46,11 @@
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-#include "loop_plan.h"
-#include "pipeline.h"
+#include "engine_loop_int.h"
 
 #define LOOP_META_MAX		(48ULL << 20)	/* descriptor area; the region stays < 64 MiB */
 #define LOOP_TICK_NS		1000000000ULL	/* the loop turns at least this often */
 #define LOOP_CKPT_NS		(5ULL * 1000000000ULL)	/* checkpoints at least this often */
-#define LOOP_MONITOR_MS		250
-
-struct loop_engine {
-	struct pipeline_run *pr;
-	uint8_t *region;
-	size_t region_len;
-	struct iou_loop_ctl *ctl;
-	uint8_t *meta;
-	size_t meta_stride;
-	uint32_t nr_tmpl;
-	int max_ops;
-	struct slot_bufs slots[LOOP_MAX_SLOTS];
-	struct loop_feed feed;
-	bool feed_ok;
-	int mon_fd, kick_fd;
-	struct bpf_ops_handle *ops;
-	struct bpf_loop_handle *loop;
-	pthread_t monitor;
-	bool monitor_running;
-	_Atomic bool quit;
-	_Atomic int fill_err;
-	uint64_t ckpt_recorded;		/* durable blocks the last checkpoint holds */
-	uint64_t bpf_ops_base, bpf_bytes_base;
-};
-
-static uint64_t rd64(const __u64 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static uint32_t rd32(const __u32 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-/* two threads report liveness: the later stamp wins */
-static void heartbeat(struct pipeline_status *st, uint64_t t)
-{
-	uint64_t cur = atomic_load(&st->heartbeat_ns);
-
-	while (t > cur && !atomic_compare_exchange_weak(&st->heartbeat_ns, &cur, t))
-		;
-}
-
-static void kick(struct loop_engine *le)
-{
-	uint64_t one = 1;
-
-	if (write(le->kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_debug("pipeline %s: kick: %s", le->pr->cfg.name, strerror(errno));
-}
-
-static void drain_eventfd(int fd)
-{
-	uint64_t v;
-
-	if (fd >= 0 && read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_debug("eventfd read: %s", strerror(errno));
-}
-
-static uint64_t block_bytes(const struct pipeline_run *pr, uint64_t blocks)
-{
-	return blocks >= pr->plan.nr_blocks ? pr->plan.p.length :
-	       plan_block_start(&pr->plan, blocks);
-}
 
 /* ---- engine_ops: sizes ---- */
 
@@ -305,97 +239,6 @@ static void loop_detach(struct pipeline_run *pr)
 	pr->engine_priv = NULL;
 }
 
-/* ---- the monitor thread ---- */
-
-/* progress and counters into the status; a checkpoint once more is durable */
-static void loop_mirror(struct loop_engine *le, bool checkpoint)
-{
-	struct pipeline_run *pr = le->pr;
-	struct pipeline_status *st = pr->env->status;
-	struct iou_loop_ctl *ctl = le->ctl;
-	uint64_t durable;
-
-	atomic_store(&st->bytes_done, block_bytes(pr, rd64(&ctl->watermark)));
-	atomic_store(&st->bpf_ops, le->bpf_ops_base + rd64(&ctl->bpf_ops));
-	atomic_store(&st->bpf_bytes, le->bpf_bytes_base + rd64(&ctl->bpf_bytes));
-	heartbeat(st, rd64(&ctl->heartbeat_ns));
-	if (!checkpoint)
-		return;
-	/* the program's fdatasyncs of every destination completed below this */
-	durable = rd64(&ctl->durable);
-	if (durable > le->ckpt_recorded && durable < pr->plan.nr_blocks) {
-		if (!pipeline_checkpoint(pr, CKPT_RUNNING, block_bytes(pr, durable)))
-			le->ckpt_recorded = durable;
-	}
-}
-
-static void *loop_monitor(void *arg)
-{
-	struct loop_engine *le = arg;
-	struct pipeline_run *pr = le->pr;
-	struct iou_loop_ctl *ctl = le->ctl;
-	struct pollfd pfd[2] = {
-		{ .fd = le->mon_fd, .events = POLLIN },
-		{ .fd = pr->env->wake_fd, .events = POLLIN },
-	};
-	int nfds = pr->env->wake_fd >= 0 ? 2 : 1;
-
-	while (!atomic_load(&le->quit)) {
-		int64_t n;
-
-		poll(pfd, nfds, LOOP_MONITOR_MS);
-		drain_eventfd(le->mon_fd);
-		if (nfds == 2)
-			drain_eventfd(pr->env->wake_fd);
-		if (atomic_load(&le->quit))
-			break;
-		if (pipeline_stop_requested(pr) && rd32(&ctl->cmd) != LOOP_CMD_DRAIN) {
-			log_info("pipeline %s: stop requested: the loop drains its chains in flight",
-				 pr->cfg.name);
-			__atomic_store_n(&ctl->cmd, LOOP_CMD_DRAIN, __ATOMIC_RELEASE);
-			kick(le);
-		}
-		if (!atomic_load(&le->fill_err)) {
-			n = loop_feed_fill(&le->feed, ctl);
-			if (n < 0) {
-				/* without templates the loop would starve: stop it */
-				atomic_store(&le->fill_err, (int)n);
-				__atomic_store_n(&ctl->cmd, LOOP_CMD_DRAIN, __ATOMIC_RELEASE);
-				kick(le);
-			} else if (n > 0) {
-				kick(le);
-			}
-		}
-		loop_mirror(le, true);
-	}
-	return NULL;
-}
-
-static int monitor_start(struct loop_engine *le)
-{
-	int ret;
-
-	atomic_store(&le->quit, false);
-	ret = pthread_create(&le->monitor, NULL, loop_monitor, le);
-	if (ret)
-		return -ret;
-	le->monitor_running = true;
-	return 0;
-}
-
-static void monitor_stop(struct loop_engine *le)
-{
-	uint64_t one = 1;
-
-	if (!le->monitor_running)
-		return;
-	atomic_store(&le->quit, true);
-	if (write(le->mon_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_debug("pipeline %s: monitor wake: %s", le->pr->cfg.name, strerror(errno));
-	pthread_join(le->monitor, NULL);
-	le->monitor_running = false;
-}
-
 /* ---- drive ---- */
 
 static const char *file_path(const struct pipeline_run *pr, unsigned int file)
@@ -486,7 +329,7 @@ static int loop_drive(struct pipeline_run *pr)
 	for (;;) {
 		uint64_t t0 = clock_mono_ns();
 
-		heartbeat(st, t0);
+		loop_heartbeat(st, t0);
 		/* counted before: the call lasts the whole pipeline */
 		atomic_store(&st->enters, pr->ring.enters + 1);
 		ret = ring_enter_loop(&pr->ring);
