@@ -38,7 +38,7 @@
 #
 # Knobs (environment, or on the guest's kernel command line as iou.bench_X=v
 # with commas for lists): BENCH_MB (data per run, default 1024 when the media
-# include brd, else 128), BENCH_RUNS (3 with brd, else 5),
+# include brd, else 128), BENCH_RUNS (5),
 # BENCH_BS ("1M" with brd, else "64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA
 # ("brd"; all: "brd tmpfs virtio"), BENCH_TOOLS ("memcpy dd cp fio engines"),
 # BENCH_ENGINES ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe
@@ -69,13 +69,12 @@ BT=${BENCHTOOL:-$here/benchtool}
 # which like null_blk supports NOWAIT, so io_uring issues inline instead of
 # punting every request to io-wq as it does on tmpfs), 1 GiB per run. The
 # default keeps `make bench` warm within about 30 minutes on 2 cores: brd
-# only, 1M blocks, 3 rounds, engines at depth 32 (fio at 1, 8 and 32); see
+# only, 1M blocks, 5 rounds, engines at depth 32 (fio at 1, 8 and 32); see
 # tests/bench/README.md for the measured times and the full matrix
 # (BENCH_MEDIA="brd tmpfs virtio" BENCH_BS="64K 1M" BENCH_ENGINE_QD="1 8 32").
 [ "$mode" = guest ] && BENCH_MEDIA=${BENCH_MEDIA:-brd}
 if [ "$mode" = guest ] && [[ " $BENCH_MEDIA " == *" brd "* ]]; then
 	BENCH_MB=${BENCH_MB:-1024}
-	BENCH_RUNS=${BENCH_RUNS:-3}
 	BENCH_BS=${BENCH_BS:-1M}
 fi
 BENCH_MB=${BENCH_MB:-128}

@@ -23,7 +23,7 @@
 # kfunc/ as they came and vm.log (the run's TAP).
 #
 # Variables: BENCH_MEDIA (brd), BENCH_MB (guest data per run: 1024 with brd,
-# else 128), BENCH_RUNS (3 with brd, else 5), BENCH_CPU (TCG's -cpu model for
+# else 128), BENCH_RUNS (5), BENCH_CPU (TCG's -cpu model for
 # the guest, default max; max,-erms is the variant without rep movsb), HOST_BENCH_MB
 # (256), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
@@ -42,7 +42,6 @@ case "$what" in kfunc|all|scale|profile) ;; *) die "usage: $0 kfunc|all|scale|pr
 BENCH_MEDIA=${BENCH_MEDIA:-brd}
 if [[ " $BENCH_MEDIA " == *" brd "* ]]; then
 	BENCH_MB=${BENCH_MB:-1024}
-	BENCH_RUNS=${BENCH_RUNS:-3}
 fi
 BENCH_MB=${BENCH_MB:-128}
 BENCH_RUNS=${BENCH_RUNS:-5}
