@@ -110,13 +110,16 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
+		uint64_t w;
 
 		atomic_store(&st->heartbeat_ns, clock_mono_ns());
 		stopping = stopping || pipeline_stop_requested(pr);
 		if (!stopping && !pr->error)
 			fill_chains(pr);
-		ckpt_start_writeback(pr);
-		ckpt_begin(pr, false);
+		/* what has completed: both the writeback start and the flush go up to it */
+		w = ckpt_watermark_now(pr);
+		ckpt_start_writeback(pr, w);
+		ckpt_begin(pr, w, false);
 		wake_arm(pr);
 		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->wb_inflight)
 			break;

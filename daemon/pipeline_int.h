@@ -29,11 +29,11 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp);
 int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
 /* logical offset below which every block has completed */
 uint64_t ckpt_watermark_now(const struct pipeline_run *pr);
-/* flush the destinations for a checkpoint when one is due (@force: now) */
-void ckpt_begin(struct pipeline_run *pr, bool force);
+/* flush the destinations up to watermark @w when a checkpoint is due (@force: now) */
+void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force);
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res);
 /* start writeback of what completed since the last call, every WB_KICK_BYTES */
-void ckpt_start_writeback(struct pipeline_run *pr);
+void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w);
 void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res);
 int ckpt_sync_dests(struct pipeline_run *pr, bool full);
 /* stopped or failed: record what is durable, never more */

@@ -81,8 +81,6 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 	return 0;
 }
 
-static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
-
 static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	struct checkpoint *c = &pr->ckpt;
@@ -100,16 +98,6 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 			c->dst[i].size = c->dst[i].mtime_ns = 0;
 	}
 	c->updated = time(NULL);
-}
-
-int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
-{
-	int ret;
-
-	pthread_mutex_lock(&pr->ckpt_lock);
-	ret = ckpt_write_locked(pr, state, done);
-	pthread_mutex_unlock(&pr->ckpt_lock);
-	return ret;
 }
 
 static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
@@ -131,6 +119,16 @@ static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uin
 	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
 		  pr->cfg.name, done, pr->plan.p.length);
 	return 0;
+}
+
+int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
+{
+	int ret;
+
+	pthread_mutex_lock(&pr->ckpt_lock);
+	ret = ckpt_write_locked(pr, state, done);
+	pthread_mutex_unlock(&pr->ckpt_lock);
+	return ret;
 }
 
 /* from an engine's own thread too: ckpt_write() holds the checkpoint lock */
@@ -157,9 +155,9 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr)
  * durable (driver.c), so the copy goes on through the other half while the
  * flush runs instead of waiting for it.
  */
-void ckpt_begin(struct pipeline_run *pr, bool force)
+void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 {
-	uint64_t w = ckpt_watermark_now(pr), interval = pr->cfg.s.checkpoint_interval;
+	uint64_t interval = pr->cfg.s.checkpoint_interval;
 
 	if (pr->ckpt_fsyncs || pr->error || w <= pr->durable)
 		return;
@@ -206,9 +204,8 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
  * error: the checkpoint's fdatasync still reports it). The disk then works
  * beside the copy, and a checkpoint's flush waits only for the tail.
  */
-void ckpt_start_writeback(struct pipeline_run *pr)
+void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w)
 {
-	uint64_t w = ckpt_watermark_now(pr);
 	const struct plan_params *p = &pr->plan.p;
 
 	if (pr->cfg.s.direct || pr->wb_inflight || pr->error ||
