@@ -7,7 +7,7 @@ SOAK_SECONDS ?= 600
 export BUILD_ROOT KCONFIG GUEST_TESTS
 
 .DEFAULT_GOAL := help
-.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export liburing-test selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-durability bench-scale bench-profile clean-image deb kernel-deb
+.PHONY: help deps image-parts image-base kernel-selftests-daemon kernel kernel-bisect kernel-export liburing-test selftests daemon image vm-test vm-reset soak check try test run demo bench bench-kfunc bench-durability bench-scale bench-profile bench-ublk clean-image deb kernel-deb
 
 help: ## this list
 	@echo "iou-offload targets (BUILD_ROOT=$(BUILD_ROOT), KCONFIG=$(KCONFIG)):"
@@ -97,6 +97,9 @@ bench-scale: image ## time and CPU per GiB at 1, 4, 16 GiB and 1, 2, 4 pipelines
 
 bench-profile: image ## perf record of the uring and bpf engines on stripe and copy (guest; builds perf from the kernel tree)
 	@tests/bench/run-bench.sh profile
+
+bench-ublk: image ## ublk linear/stripe/mirror (bpf and uring engines, stripe gather vs per-unit) against dm-linear/stripe/raid1 on the same ram disks: IOPS at 4K qd1/qd32, MiB/s at 1M, CPU per I/O; table, JSON, plot (guest)
+	@tests/bench/run-bench.sh ublk
 
 clean-image: ## drop the built guest image (the kernel and caches stay)
 	rm -rf $(BUILD_ROOT)/image $(BUILD_ROOT)/payload

@@ -17,6 +17,11 @@
 #   run-bench.sh profile build perf from the kernel tree (build-perf.sh), then
 #                        suite bench-profile alone (profile.sh): perf record
 #                        of the uring and bpf engines on stripe and copy
+#   run-bench.sh ublk    suite bench-ublk alone (bench-ublk.sh): fio on ublk
+#                        linear, stripe, mirror with the bpf and uring engines
+#                        against dm-linear, dm-stripe, dm-raid1 over the same
+#                        ram disks, then its table, JSON and plot
+#                        (report_ublk.py); perf built first for its profile
 #
 # Results: $BUILD_ROOT/bench/<what>-<time>/ (bench/last-<what> points at it):
 # table.md, results.json (every raw figure), plot.png, plus guest/, host/,
@@ -33,12 +38,14 @@
 # (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
 # scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_MULTI_UPTO, SCALE_ENGINES, SCALE_BS, SCALE_QD,
 # SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
-# PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ (profile.sh).
+# PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ (profile.sh); ublk: UBLK_MB,
+# UBLK_RUNS, UBLK_RUNTIME, UBLK_TARGETS, UBLK_ENGINES, UBLK_WORKLOADS,
+# UBLK_QUEUES, UBLK_PROFILE (bench-ublk.sh).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
 what=${1:-all}
-case "$what" in kfunc|all|scale|profile) ;; *) die "usage: $0 kfunc|all|scale|profile" ;; esac
+case "$what" in kfunc|all|scale|profile|ublk) ;; *) die "usage: $0 kfunc|all|scale|profile|ublk" ;; esac
 BENCH_MEDIA=${BENCH_MEDIA:-brd}
 if [[ " $BENCH_MEDIA " == *" brd "* ]]; then
 	BENCH_MB=${BENCH_MB:-1024}
@@ -51,7 +58,9 @@ HOST_BENCH_MB=${HOST_BENCH_MB:-256}
 [ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
 
 "$REPO/scripts/deps.sh"
-[ "$what" = profile ] && "$REPO/tests/bench/build-perf.sh"
+if [ "$what" = profile ] || { [ "$what" = ublk ] && [ "${UBLK_PROFILE:-}" != none ]; }; then
+	"$REPO/tests/bench/build-perf.sh"
+fi
 make -s -C "$REPO/tests/bench" BUILD_ROOT="$BUILD_ROOT" DESTDIR="$BUILD_ROOT/payload" install
 "$REPO/tests/vm/build-image.sh"
 
@@ -111,6 +120,18 @@ elif [ "$what" = profile ]; then
 		[ -n "$v" ] && append+=" iou.profile_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
 	mode=test
+elif [ "$what" = ublk ]; then
+	# four ram disks of UBLK_MB: the members of every target, dm's and ublk's
+	UBLK_MB=${UBLK_MB:-256}
+	export TIMEOUT=${TIMEOUT:-3600}
+	export VM_MEM=${VM_MEM:-$((4 * UBLK_MB + 2048))M}
+	export GUEST_TESTS=bench-ublk
+	append+=" brd.rd_nr=4 brd.rd_size=$((UBLK_MB * 1024)) iou.suite_timeout=$((TIMEOUT - 120))"
+	for k in MB RUNS RUNTIME TARGETS ENGINES WORKLOADS QUEUES PROFILE; do
+		v=$(eval echo "\${UBLK_$k:-}")
+		[ -n "$v" ] && append+=" iou.ublk_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
+	done
+	mode=test
 else
 	export GUEST_TESTS=bench-kfunc
 	mode=test
@@ -155,13 +176,22 @@ accel=$(grep -oE '^# accelerator [a-z]+' "$out/vm.log" | tail -1 | cut -d' ' -f3
 if [ -z "$run" ] || [ ! -d "$run/results/artifacts" ]; then
 	die "the guest brought no results back (see $out/vm.log)"
 fi
-for s in bench bench-kfunc bench-scale bench-profile; do
+for s in bench bench-kfunc bench-scale bench-profile bench-ublk; do
 	d=$run/results/artifacts/$s
 	[ -d "$d" ] || continue
 	case $s in bench) t=$out/guest ;; bench-kfunc) t=$out/kfunc ;; *) t=$out/${s#bench-} ;; esac
 	mkdir -p "$t"
 	cp -a "$d/." "$t/"
 done
+
+if [ "$what" = ublk ]; then
+	echo
+	python3 "$REPO/tests/bench/report_ublk.py" --raw "$out/ublk/raw.jsonl" \
+		--profile "$out/ublk/profile.txt" --out "$out" || rc=1
+	echo
+	echo "results: $out (table.md, results.json, plot.png; accelerator ${accel:-?}; guest tail: $(grep -E '^[0-9]+ passed' "$out/vm.log" | tail -1))"
+	exit $rc
+fi
 
 if [ "$what" = scale ] || [ "$what" = profile ]; then
 	f=$out/$what/table.md

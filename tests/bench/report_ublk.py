@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""The summary of `make bench-ublk`: bench-ublk.sh's raw.jsonl in, table out.
+
+  report_ublk.py --raw raw.jsonl --out DIR [--profile profile.txt]
+
+Writes DIR/table.md (targets against this run's figures, the full table, the
+stripe gather against per-unit writes, the profile), DIR/results.json (the
+summary and every raw record) and DIR/plot.png (gnuplot); prints the table.
+
+Per configuration (kind dm or ublk, target, engine) and workload, medians
+over the rounds: IOPS, MiB/s, and CPU per I/O in microseconds: fio and the
+daemon (user + system, their own threads), and the whole guest's busy time
+(which also holds kernel workers such as dm-raid1's kmirrord). Ratios are
+taken within the one run: ublk against dm of the same target, the bpf engine
+against uring. Guest figures are emulated (TCG): only ratios mean anything.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+
+MIB = float(1 << 20)
+TARGETS = ["linear", "stripe", "stripe-gather", "mirror"]
+WORKLOADS = ["4k-qd1", "4k-qd32", "1m-qd8"]
+MOVERS = ["dm", "ublk bpf", "ublk uring"]
+GOAL = 0.8      # issue 19: ublk >= 0.8x dm's IOPS at 4K and MiB/s at 1M
+
+
+def load(path):
+    recs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            recs = [json.loads(line) for line in f if line.strip()]
+    return recs
+
+
+def mover(r):
+    return "dm" if r["kind"] == "dm" else f"ublk {r['engine']}"
+
+
+def metric(w):
+    """what a workload is judged by: IOPS at 4K, MiB/s at 1M"""
+    return "mib_s" if w.startswith("1m") else "iops"
+
+
+def summarize(recs):
+    groups = {}
+    for r in recs:
+        groups.setdefault((mover(r), r["target"], r["workload"]), []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        good = [r for r in rs if r.get("rc") == 0 and r.get("error") == 0 and r.get("runtime_ms", 0) > 0]
+        g = {"mover": k[0], "target": k[1], "workload": k[2], "runs": len(good),
+             "failed": len(rs) - len(good), "accel": rs[0].get("accel")}
+        if good:
+            med = lambda f: statistics.median([f(r) for r in good])
+            g["iops"] = med(lambda r: r["ios"] / (r["runtime_ms"] / 1e3))
+            g["iops_min"] = min(r["ios"] / (r["runtime_ms"] / 1e3) for r in good)
+            g["iops_max"] = max(r["ios"] / (r["runtime_ms"] / 1e3) for r in good)
+            g["mib_s"] = med(lambda r: (r["read_bytes"] + r["write_bytes"]) / MIB / (r["runtime_ms"] / 1e3))
+            g["mib_s_min"] = min((r["read_bytes"] + r["write_bytes"]) / MIB / (r["runtime_ms"] / 1e3) for r in good)
+            g["mib_s_max"] = max((r["read_bytes"] + r["write_bytes"]) / MIB / (r["runtime_ms"] / 1e3) for r in good)
+            g["fio_us_per_io"] = med(lambda r: (r["user"] + r["sys"]) * 1e6 / r["ios"])
+            g["daemon_us_per_io"] = med(lambda r: r.get("daemon_cpu", 0) * 1e6 / r["ios"])
+            g["cpu_us_per_io"] = g["fio_us_per_io"] + g["daemon_us_per_io"]
+            g["busy_us_per_io"] = med(lambda r: r.get("busy_cpu", 0) * 1e6 / r["ios"])
+            if "bpf_ops" in good[0]:
+                # the daemon's counters cover every workload of one life: per request
+                reqs = med(lambda r: r["dev_reads"] + r["dev_writes"])
+                g["bpf_ops_per_req"] = med(lambda r: r["bpf_ops"]) / reqs if reqs else 0
+                g["bpf_bytes_per_req"] = med(lambda r: r["bpf_bytes"]) / reqs if reqs else 0
+                g["user_copied_per_req"] = med(lambda r: r["user_copied"]) / reqs if reqs else 0
+                g["dev_errors"] = max(r["dev_errors"] for r in good)
+        out[k] = g
+    return out
+
+
+def fmt(v, f="{:.0f}"):
+    return "-" if v is None else f.format(v)
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fig(g, m):
+    return g.get(m) if g else None
+
+
+def dm_of(groups, target, w):
+    return groups.get(("dm", "stripe" if target == "stripe-gather" else target, w))
+
+
+def targets_md(groups):
+    lines = ["## Targets (issue 19)", "",
+             f"ublk >= {GOAL}x dm over the same members (IOPS at 4K, MiB/s at 1M); the bpf engine "
+             "never below uring. Ratios of medians within this one run.", "",
+             "| target | workload | dm | ublk bpf | bpf/dm | ublk uring | uring/dm | bpf/uring | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    verdicts = []
+    for t in TARGETS:
+        for w in WORKLOADS:
+            d, b, u = dm_of(groups, t, w), groups.get(("ublk bpf", t, w)), groups.get(("ublk uring", t, w))
+            if not (b or u):
+                continue
+            m = metric(w)
+            rb, ru, rbu = ratio(fig(b, m), fig(d, m)), ratio(fig(u, m), fig(d, m)), ratio(fig(b, m), fig(u, m))
+            miss = []
+            if rb is None or rb < GOAL:
+                miss.append(f"bpf {fmt(rb, '{:.2f}')}x dm")
+            if ru is not None and ru < GOAL:
+                miss.append(f"uring {fmt(ru, '{:.2f}')}x dm")
+            if rbu is not None and rbu < 1:
+                # inside uring's spread over the rounds: the two are not told apart
+                within = b and u and fig(b, m) >= u.get(m + "_min", 0)
+                miss.append(f"bpf {rbu:.3f}x uring" + (" (within uring's min..max)" if within else "")
+                            + ("" if t == "stripe-gather" else "; same code in both engines: "
+                               "the engine matters only for stripe_io = gather"))
+            v = "met" if not miss else "missed: " + ", ".join(miss)
+            verdicts.append({"target": t, "workload": w, "metric": m, "bpf_vs_dm": rb, "uring_vs_dm": ru,
+                             "bpf_vs_uring": rbu, "verdict": v})
+            unit = " MiB/s" if m == "mib_s" else ""
+            lines.append(f"| {t} | {w} | {fmt(fig(d, m))}{unit} | {fmt(fig(b, m))} | {fmt(rb, '{:.2f}')} | "
+                         f"{fmt(fig(u, m))} | {fmt(ru, '{:.2f}')} | {fmt(rbu, '{:.3f}')} | {v} |")
+    return lines, verdicts
+
+
+def full_md(groups):
+    lines = ["## Every configuration", "",
+             "Medians over the rounds (min..max for the judged figure); CPU per I/O in us: fio + daemon "
+             "(their own threads, user + system), and the whole guest's busy time.", "",
+             "| target | workload | mover | runs | IOPS | MiB/s | min..max | fio us/IO | daemon us/IO | "
+             "fio+daemon us/IO | guest busy us/IO |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for t in TARGETS:
+        for w in WORKLOADS:
+            for mv in MOVERS:
+                g = groups.get((mv, t, w))
+                if not g:
+                    continue
+                m = metric(w)
+                rng = f"{fmt(g.get(m + '_min'))}..{fmt(g.get(m + '_max'))}" if m in g else "-"
+                lines.append(f"| {t} | {w} | {mv} | {g['runs']}{' (' + str(g['failed']) + ' failed)' if g['failed'] else ''} | "
+                             f"{fmt(g.get('iops'))} | {fmt(g.get('mib_s'), '{:.1f}')} | {rng} | "
+                             f"{fmt(g.get('fio_us_per_io'), '{:.1f}')} | {fmt(g.get('daemon_us_per_io'), '{:.1f}')} | "
+                             f"{fmt(g.get('cpu_us_per_io'), '{:.1f}')} | {fmt(g.get('busy_us_per_io'), '{:.1f}')} |")
+    return lines
+
+
+def gather_md(groups):
+    lines = ["## Stripe: gathered units against one write per unit", "",
+             "stripe_io = per-unit (the default: each 64K unit straight from the tag buffer) against "
+             "stripe_io = gather (a member's units gathered into one write: IORING_OP_BPF with the bpf "
+             "engine, memcpy with uring). Exact counts per ublk request from the daemon's status file, over the "
+             "daemon's whole life (every workload of a round; medians over the rounds).", "",
+             "| workload | per-unit bpf | per-unit uring | gather bpf | gather uring | gather bpf / per-unit bpf | "
+             "gather bpf / gather uring | gather bpf: IORING_OP_BPF per req, bytes per req | gather uring: memcpy bytes per req |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for w in WORKLOADS:
+        m = metric(w)
+        pb, pu = groups.get(("ublk bpf", "stripe", w)), groups.get(("ublk uring", "stripe", w))
+        gb, gu = groups.get(("ublk bpf", "stripe-gather", w)), groups.get(("ublk uring", "stripe-gather", w))
+        if not (gb or gu):
+            continue
+        unit = " MiB/s" if m == "mib_s" else " IOPS"
+        lines.append(f"| {w} | {fmt(fig(pb, m))}{unit} | {fmt(fig(pu, m))} | {fmt(fig(gb, m))} | {fmt(fig(gu, m))} | "
+                     f"{fmt(ratio(fig(gb, m), fig(pb, m)), '{:.2f}')} | {fmt(ratio(fig(gb, m), fig(gu, m)), '{:.2f}')} | "
+                     f"{fmt(fig(gb, 'bpf_ops_per_req'), '{:.2f}')}, {fmt(fig(gb, 'bpf_bytes_per_req'))} | "
+                     f"{fmt(fig(gu, 'user_copied_per_req'))} |")
+    return lines
+
+
+def plot(groups, out_dir):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "gnuplot not installed"
+    script = ["set terminal pngcairo size 1400,1080 font ',9'",
+              f"set output '{os.path.join(out_dir, 'plot.png')}'",
+              "set datafile missing '-'", "set style data histograms",
+              "set style histogram clustered gap 1", "set style fill solid 0.8 border -1",
+              "set boxwidth 0.9", "set grid ytics", "set key top right", "set yrange [0:*]",
+              "set multiplot layout 3,1 title 'make bench-ublk: ublk (bpf, uring engines) against dm, same brd members (medians, one guest run)'"]
+    for w in WORKLOADS:
+        m = metric(w)
+        dat = os.path.join(out_dir, f"plot-{w}.dat")
+        with open(dat, "w") as f:
+            f.write("# target " + " ".join(x.replace(" ", "-") for x in MOVERS) + "\n")
+            for t in TARGETS:
+                f.write(f'"{t}" ' + " ".join(fmt(fig(groups.get((mv, t, w)), m), "{:.1f}") if groups.get((mv, t, w))
+                                            else (fmt(fig(dm_of(groups, t, w), m), "{:.1f}") if mv == "dm" else "-")
+                                            for mv in MOVERS) + "\n")
+        script.append(f"set title '{w}'")
+        script.append(f"set ylabel '{'MiB/s' if m == 'mib_s' else 'IOPS'}'")
+        script.append("plot " + ", ".join(f"'{dat}' using {i + 2}:xtic(1) title '{mv}'" if i == 0
+                                          else f"'' using {i + 2} title '{mv}'" for i, mv in enumerate(MOVERS)))
+    script.append("unset multiplot")
+    gpf = os.path.join(out_dir, "plot.gp")
+    with open(gpf, "w") as f:
+        f.write("\n".join(script) + "\n")
+    r = subprocess.run([gp, gpf], capture_output=True, text=True)
+    return None if r.returncode == 0 else "gnuplot: " + r.stderr.strip()[:300]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--raw", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--profile")
+    a = p.parse_args()
+    recs = load(a.raw)
+    if not recs:
+        print(f"report_ublk: no records in {a.raw}")
+        return 1
+    groups = summarize(recs)
+    accel = recs[0].get("accel", "?")
+    rounds = max(r["round"] for r in recs)
+    head = [f"# make bench-ublk: ublk against dm (guest, accelerator {accel}, {rounds} rounds of "
+            f"{recs[0].get('runtime_s')} s per fio run, {recs[0].get('member_mb')} MiB per brd member)", ""]
+    tl, verdicts = targets_md(groups)
+    md = head + tl + [""] + gather_md(groups) + [""] + full_md(groups)
+    if a.profile and os.path.exists(a.profile) and os.path.getsize(a.profile):
+        md += ["", "## Profile (perf record -a, cpu-clock)", "", "```"] + open(a.profile).read().splitlines() + ["```"]
+    why = plot(groups, a.out)
+    if why:
+        md += ["", f"(no plot: {why})"]
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"summary": list(groups.values()), "targets": verdicts, "raw": recs}, f, indent=1)
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
