@@ -134,9 +134,14 @@ ublk_down() {
 }
 # the daemon's exact counts, as they stand (the status file: every second)
 ublk_counts() {
+	local k v sep=""
 	sleep 1.1
-	printf '"dev_reads":%s,"dev_writes":%s,"bpf_ops":%s,"bpf_bytes":%s,"user_copied":%s,"dev_errors":%s' \
-		"$(dst reads)" "$(dst writes)" "$(dst bpf_ops)" "$(dst bpf_bytes)" "$(dst user_copied)" "$(dst errors)"
+	for k in reads writes bpf_ops bpf_bytes user_copied errors; do
+		v=$(dst $k)
+		case "$k" in reads|writes|errors) printf '%s"dev_%s":%s' "$sep" "$k" "${v:-null}" ;;
+		*) printf '%s"%s":%s' "$sep" "$k" "${v:-null}" ;; esac
+		sep=,
+	done
 }
 
 # ---- one fio run --------------------------------------------------------------

@@ -66,13 +66,14 @@ def summarize(recs):
             g["daemon_us_per_io"] = med(lambda r: r.get("daemon_cpu", 0) * 1e6 / r["ios"])
             g["cpu_us_per_io"] = g["fio_us_per_io"] + g["daemon_us_per_io"]
             g["busy_us_per_io"] = med(lambda r: r.get("busy_cpu", 0) * 1e6 / r["ios"])
-            if "bpf_ops" in good[0]:
+            if all(r.get(k) is not None for r in good
+                   for k in ("bpf_ops", "bpf_bytes", "user_copied", "dev_reads", "dev_writes")):
                 # the daemon's counters cover every workload of one life: per request
                 reqs = med(lambda r: r["dev_reads"] + r["dev_writes"])
                 g["bpf_ops_per_req"] = med(lambda r: r["bpf_ops"]) / reqs if reqs else 0
                 g["bpf_bytes_per_req"] = med(lambda r: r["bpf_bytes"]) / reqs if reqs else 0
                 g["user_copied_per_req"] = med(lambda r: r["user_copied"]) / reqs if reqs else 0
-                g["dev_errors"] = max(r["dev_errors"] for r in good)
+                g["dev_errors"] = max(r.get("dev_errors") or 0 for r in good)
         out[k] = g
     return out
 
