@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * [device NAME]: a ublk block device over files or block devices. Its keys,
- * and the checks after the whole file is read: the target's member count,
+ * [device NAME]: a ublk block device over files or block devices. The
+ * section, the two keys whose rule the key table cannot say (an engine but
+ * loop; a logical block size), and the checks after the whole file is read: the target's member count,
  * sizes that ublk and O_DIRECT accept, the members' sizes (each must hold
  * its share of the device), and backing files that no other device or
  * pipeline uses: two writers of one file would corrupt each other.
@@ -23,25 +24,6 @@
 #include "claims.h"
 #include "config_int.h"
 #include "plan.h"
-
-#define NRQ_MAX		64
-#define MAX_IO_MIN	4096u
-#define MAX_IO_MAX	(1u << 20)
-#define DEV_SIZE_MAX	(1ULL << 50)
-
-void device_init(struct device_config *dc)
-{
-	memset(dc, 0, sizeof(*dc));
-	dc->engine = ENGINE_AUTO;
-	dc->nr_queues = 1;
-	dc->queue_depth = 64;
-	dc->max_io_size = 512u << 10;
-	dc->logical_block_size = 512;
-	dc->stripe_unit = 64u << 10;
-	dc->read_policy = READ_ROUND_ROBIN;
-	/* per-unit moves no byte; gather did not measure faster (see the man page) */
-	dc->stripe_io = STRIPE_IO_PER_UNIT;
-}
 
 /* ---- the section ---- */
 
@@ -93,124 +75,35 @@ void device_section_begin(struct parse_state *st, const char *arg)
 	st->sec = SEC_DEVICE;
 }
 
-const char *device_target_to_string(enum device_target t)
+int set_device_engine(struct parse_state *st, const struct key_def *k, void *field,
+		      const char *value)
 {
-	static const char *const names[] = { "linear", "stripe", "mirror" };
+	int e;
 
-	return (unsigned int)t < 3 ? names[t] : "?";
-}
-
-const char *stripe_io_to_string(enum stripe_io s)
-{
-	return s == STRIPE_IO_GATHER ? "gather" : "per-unit";
-}
-
-const char *read_policy_to_string(enum read_policy p)
-{
-	return p == READ_PRIMARY ? "primary" : "round-robin";
-}
-
-static bool pow2(uint64_t v)
-{
-	return v && !(v & (v - 1));
-}
-
-int set_device_key(struct parse_state *st, const struct key_def *k, const char *value)
-{
-	struct device_config *dc = st->dev;
-	uint64_t v;
-	char *dup = NULL;
-
-	switch (k->id) {
-	case K_TARGET:
-		for (int t = TARGET_LINEAR; t <= TARGET_MIRROR; t++) {
-			if (!strcmp(value, device_target_to_string(t))) {
-				dc->target = t;
-				return 0;
-			}
-		}
-		add_error(st, st->line, "target = '%s': expected linear, stripe or mirror", value);
+	if (parse_enum(st, k, &engine_names, value, &e))
 		return -EINVAL;
-	case K_BACKING:
-		if (dc->nr_backing >= CONFIG_MAX_FILES) {
-			add_error(st, st->line, "backing = '%s': at most %d backing files per device",
-				  value, CONFIG_MAX_FILES);
-			return -EINVAL;
-		}
-		if (set_string(st, &dup, "backing", value))
-			return -EINVAL;
-		dc->backing_line[dc->nr_backing] = st->line;
-		dc->backing[dc->nr_backing++] = dup;
-		return 0;
-	case K_ENGINE:
-		if (set_engine(st, value, &dc->engine))
-			return -EINVAL;
-		if (dc->engine == ENGINE_LOOP) {
-			add_error(st, st->line, "engine = loop: not available for devices "
-				  "(expected auto, bpf or uring)");
-			dc->engine = ENGINE_AUTO;
-			return -EINVAL;
-		}
-		return 0;
-	case K_QUEUE_DEPTH:
-		return check_range_u32(st, k->name, value, QD_MIN, QD_MAX, &dc->queue_depth);
-	case K_NR_QUEUES:
-		return check_range_u32(st, k->name, value, 1, NRQ_MAX, &dc->nr_queues);
-	case K_STRIPE_UNIT:
-		if (check_size(st, k->name, value, SU_MIN, SU_MAX, &v))
-			return -EINVAL;
-		if (!pow2(v)) {
-			add_error(st, st->line, "stripe_unit = '%s': expected a power of two", value);
-			return -EINVAL;
-		}
-		dc->stripe_unit = v;
-		return 0;
-	case K_MAX_IO_SIZE:
-		if (check_size(st, k->name, value, MAX_IO_MIN, MAX_IO_MAX, &v))
-			return -EINVAL;
-		if (v % MAX_IO_MIN) {
-			/* ublk rounds the per-tag buffer down to pages */
-			add_error(st, st->line, "max_io_size = '%s': expected a multiple of 4K",
-				  value);
-			return -EINVAL;
-		}
-		dc->max_io_size = v;
-		return 0;
-	case K_LOGICAL_BLOCK_SIZE:
-		if (config_parse_size(value, &v) || !pow2(v) || v < 512 || v > 4096) {
-			add_error(st, st->line, "logical_block_size = '%s': expected 512, 1024, "
-				  "2048 or 4096", value);
-			return -EINVAL;
-		}
-		dc->logical_block_size = v;
-		return 0;
-	case K_READ_POLICY:
-		if (!strcmp(value, "round-robin"))
-			dc->read_policy = READ_ROUND_ROBIN;
-		else if (!strcmp(value, "primary"))
-			dc->read_policy = READ_PRIMARY;
-		else {
-			add_error(st, st->line, "read_policy = '%s': expected round-robin or primary",
-				  value);
-			return -EINVAL;
-		}
-		return 0;
-	case K_STRIPE_IO:
-		if (!strcmp(value, "per-unit"))
-			dc->stripe_io = STRIPE_IO_PER_UNIT;
-		else if (!strcmp(value, "gather"))
-			dc->stripe_io = STRIPE_IO_GATHER;
-		else {
-			add_error(st, st->line, "stripe_io = '%s': expected per-unit or gather",
-				  value);
-			return -EINVAL;
-		}
-		return 0;
-	case K_SIZE:
-		return check_size(st, k->name, value, 1, DEV_SIZE_MAX, &dc->size);
-	default:
+	if (e == ENGINE_LOOP) {
+		add_error(st, st->line, "engine = loop: not available for devices "
+			  "(expected auto, bpf or uring)");
 		return -EINVAL;
 	}
+	*(enum engine_kind *)field = e;
+	return 0;
+}
+
+/* what the block layer takes: a power of two from 512 to the page size */
+int set_logical_block_size(struct parse_state *st, const struct key_def *k, void *field,
+			   const char *value)
+{
+	uint64_t v;
+
+	if (config_parse_size(value, &v) || v < 512 || v > 4096 || (v & (v - 1))) {
+		add_error(st, st->line, "%s = '%s': expected 512, 1024, 2048 or 4096",
+			  k->name, value);
+		return -EINVAL;
+	}
+	*(uint32_t *)field = v;
+	return 0;
 }
 
 /* bytes a backing file or block device has; -errno if it cannot be found */

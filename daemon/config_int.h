@@ -3,10 +3,12 @@
 #define IOU_CONFIG_INT_H
 
 /*
- * Inside the config parser: config.c (the key table, the INI reader and
- * handler, load), config_values.c (one parser per key), config_check.c
- * (checks across keys and pipelines, after the whole file is read) and
- * pipeline_config.c (copy, free, compare, fingerprint) share this.
+ * Inside the config parser, from the top down: config_load.c (the INI
+ * reader, sections, the handler, load), config_keys.c (the key table: each
+ * key's sections, type, range and field), config_device.c and
+ * config_check.c (checks after the whole file is read), config_values.c
+ * (the value parsers and the messages), config.c (enum names, defaults).
+ * pipeline_config.c (copy, free, compare, fingerprint) stands apart.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,23 +28,64 @@ enum key_id {
 	K_READ_POLICY, K_SIZE, K_STRIPE_IO,
 	K_NR,
 };
+_Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");
 
-enum key_scope {
-	IN_DAEMON = 1,
-	IN_PIPELINE = 2,
-	IN_BOTH = 3,
-	IN_DEVICE = 4,
-	IN_ALL = 7,
+/* an enum's names, in the order messages list them */
+struct enum_name {
+	const char *name;
+	int value;
 };
 
+struct enum_names {
+	const struct enum_name *v;
+	unsigned int nr;
+};
+
+extern const struct enum_names engine_names, transform_names, gather_names,
+	target_names, read_policy_names, stripe_io_names;
+
+enum value_type {
+	V_NONE,		/* the key is not valid in this kind of section */
+	V_U32,		/* a decimal integer in [lo, hi] */
+	V_SIZE32,	/* a size with an optional K/M/G/T suffix in [lo, hi] */
+	V_SIZE64,
+	V_BOOL,		/* yes/no, true/false, on/off, 1/0 */
+	V_ENUM,		/* one of names */
+	V_PATH,		/* an absolute path */
+	V_PATHS,	/* an absolute path added to a list: the key repeats */
+	V_FN,		/* the rule's own parser */
+};
+
+struct parse_state;
+struct key_def;
+
+/* how a key's value is read in one kind of section, and where it goes */
+struct key_rule {
+	enum value_type type;
+	size_t at;			/* the field's offset in the section's struct */
+	uint64_t lo, hi;		/* V_U32, V_SIZE*: the range */
+	uint32_t multiple;		/* V_SIZE*: of this, when not 0 */
+	bool pow2;			/* V_SIZE*: a power of two */
+	const struct enum_names *names;	/* V_ENUM */
+	size_t at_line, at_nr;		/* V_PATHS: each path's line, the count */
+	const char *most;		/* V_PATHS: "at most N <most>" */
+	int (*parse)(struct parse_state *st, const struct key_def *k, void *field,
+		     const char *value);	/* V_FN */
+};
+
+/*
+ * One entry per key: where each kind of section keeps it. [daemon] and
+ * [pipeline] share struct pipeline_settings (a pipeline inherits the
+ * daemon's), then each has keys of its own; [device] has its own struct.
+ */
 struct key_def {
 	const char *name;
 	enum key_id id;
-	enum key_scope scope;
+	struct key_rule settings;	/* struct pipeline_settings */
+	struct key_rule daemon;		/* struct daemon_config */
+	struct key_rule pipeline;	/* struct pipeline_config */
+	struct key_rule device;		/* struct device_config */
 };
-
-extern const struct key_def keys[K_NR];	/* one entry per key id */
-_Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");
 
 /* value ranges, shared by the parser and its messages */
 #define QD_MIN		1
@@ -55,6 +98,10 @@ _Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");
 #define RETRIES_MAX	1000
 #define RETRY_DELAY_MAX	3600
 #define CKPT_MAX	(1ULL << 44)
+#define NRQ_MAX		64
+#define MAX_IO_MIN	4096u
+#define MAX_IO_MAX	(1u << 20)
+#define DEV_SIZE_MAX	(1ULL << 50)
 
 enum section_kind {
 	SEC_NONE,
@@ -80,35 +127,44 @@ struct parse_state {
 	int oom;
 };
 
-/* one "FILE:LINE: [section]: ..." message */
-void add_error(struct parse_state *st, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* config_keys.c */
 const struct key_def *key_lookup(const char *name);
-void settings_defaults(struct pipeline_settings *s);
-bool valid_pipeline_name(const char *n);
+/* is @k valid in a section of kind @sec; does it repeat (a list) */
+bool key_in(const struct key_def *k, enum section_kind sec);
+bool key_repeats(const struct key_def *k);
+/* set @k of the current section (st->sec) from @value */
+int config_set_key(struct parse_state *st, const struct key_def *k, const char *value);
 
-/* config_values.c: set the key @k of the current section to @value */
-int set_pipeline_key(struct parse_state *st, const struct key_def *k, const char *value);
-int set_daemon_key(struct parse_state *st, const struct key_def *k, const char *value);
-int set_setting(struct parse_state *st, struct pipeline_settings *s, const struct key_def *k,
-		const char *value);
-int set_string(struct parse_state *st, char **dst, const char *name, const char *value);
-
-/* config_device.c: [device NAME] keys, and the checks after the file */
-void device_init(struct device_config *dc);
-/* [device NAME]: a new device, or SEC_BAD with the reason */
+/* config_device.c: [device NAME], and the checks after the file */
 void device_section_begin(struct parse_state *st, const char *name);
-int set_device_key(struct parse_state *st, const struct key_def *k, const char *value);
 void device_resolve(struct parse_state *st, struct device_config *dc);
 int devices_check_claims(struct parse_state *st, struct daemon_config *cfg);
-int check_size(struct parse_state *st, const char *name, const char *value,
-	       uint64_t lo, uint64_t hi, uint64_t *out);
-int check_range_u32(struct parse_state *st, const char *name, const char *value,
-		    uint32_t lo, uint32_t hi, uint32_t *out);
-int set_engine(struct parse_state *st, const char *value, enum engine_kind *out);
+int set_device_engine(struct parse_state *st, const struct key_def *k, void *field,
+		      const char *value);
+int set_logical_block_size(struct parse_state *st, const struct key_def *k, void *field,
+			   const char *value);
 
 /* config_check.c */
 void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc);
 int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg);
+
+/* config_values.c: the messages, and the value parsers */
+/* one "FILE:LINE: [section]: ..." message */
+void add_error(struct parse_state *st, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int errors_push(struct config_errors *errs, char *msg);
+/* read @value by rule @r into the struct at @base */
+int set_by_rule(struct parse_state *st, const struct key_def *k, const struct key_rule *r,
+		void *base, const char *value);
+int parse_enum(struct parse_state *st, const struct key_def *k,
+	       const struct enum_names *names, const char *value, int *out);
+int set_log_level(struct parse_state *st, const struct key_def *k, void *field,
+		  const char *value);
+
+/* config.c */
+const char *enum_name_of(const struct enum_names *names, int value);
+void settings_defaults(struct pipeline_settings *s);
+void device_init(struct device_config *dc);
+bool valid_pipeline_name(const char *n);
 
 #endif

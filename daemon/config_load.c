@@ -34,147 +34,6 @@
 /* a path of PATH_MAX and its key */
 #define CONFIG_LINE_MAX	(PATH_MAX + 256)
 
-const struct key_def keys[] = {
-	{ "state_dir",		 K_STATE_DIR,		IN_DAEMON },
-	{ "runtime_dir",	 K_RUNTIME_DIR,		IN_DAEMON },
-	{ "log_level",		 K_LOG_LEVEL,		IN_DAEMON },
-	{ "exit_when_done",	 K_EXIT_WHEN_DONE,	IN_DAEMON },
-	{ "progress_interval",	 K_PROGRESS_INTERVAL,	IN_DAEMON },
-	{ "engine",		 K_ENGINE,		IN_ALL },
-	{ "queue_depth",	 K_QUEUE_DEPTH,		IN_ALL },
-	{ "block_size",		 K_BLOCK_SIZE,		IN_BOTH },
-	{ "stripe_unit",	 K_STRIPE_UNIT,		IN_ALL },
-	{ "checkpoint_interval", K_CHECKPOINT_INTERVAL,	IN_BOTH },
-	{ "retries",		 K_RETRIES,		IN_BOTH },
-	{ "retry_delay",	 K_RETRY_DELAY,		IN_BOTH },
-	{ "direct",		 K_DIRECT,		IN_BOTH },
-	{ "create",		 K_CREATE,		IN_BOTH },
-	{ "truncate",		 K_TRUNCATE,		IN_BOTH },
-	{ "repeat",		 K_REPEAT,		IN_BOTH },
-	{ "transform",		 K_TRANSFORM,		IN_PIPELINE },
-	{ "gather",		 K_GATHER,		IN_PIPELINE },
-	{ "source",		 K_SOURCE,		IN_PIPELINE },
-	{ "destination",	 K_DESTINATION,		IN_PIPELINE },
-	{ "offset",		 K_OFFSET,		IN_PIPELINE },
-	{ "dest_offset",	 K_DEST_OFFSET,		IN_PIPELINE },
-	{ "length",		 K_LENGTH,		IN_PIPELINE },
-	{ "target",		 K_TARGET,		IN_DEVICE },
-	{ "backing",		 K_BACKING,		IN_DEVICE },
-	{ "nr_queues",		 K_NR_QUEUES,		IN_DEVICE },
-	{ "max_io_size",	 K_MAX_IO_SIZE,		IN_DEVICE },
-	{ "logical_block_size",	 K_LOGICAL_BLOCK_SIZE,	IN_DEVICE },
-	{ "read_policy",	 K_READ_POLICY,		IN_DEVICE },
-	{ "size",		 K_SIZE,		IN_DEVICE },
-	{ "stripe_io",		 K_STRIPE_IO,		IN_DEVICE },
-};
-
-const char *config_key_name(unsigned int i)
-{
-	return i < sizeof(keys) / sizeof(keys[0]) ? keys[i].name : NULL;
-}
-
-int pipeline_config_key_line(const struct pipeline_config *pc, const char *name)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(keys[i].name, name))
-			return pc->key_line[keys[i].id];
-	return 0;
-}
-
-
-static int errors_push(struct config_errors *errs, char *msg)
-{
-	char **n = realloc(errs->msgs, (errs->nr + 1) * sizeof(*n));
-
-	if (!n) {
-		free(msg);
-		return -ENOMEM;
-	}
-	errs->msgs = n;
-	errs->msgs[errs->nr++] = msg;
-	return 0;
-}
-
-void add_error(struct parse_state *st, int line, const char *fmt, ...)
-{
-	char body[512], *msg;
-	const char *sec = "";
-	char secbuf[CONFIG_NAME_MAX + 24];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
-
-	if (st->sec == SEC_DAEMON) {
-		sec = "[daemon]: ";
-	} else if (st->sec == SEC_PIPELINE && st->cur) {
-		snprintf(secbuf, sizeof(secbuf), "[pipeline %s]: ", st->cur->name);
-		sec = secbuf;
-	} else if (st->sec == SEC_DEVICE && st->dev) {
-		snprintf(secbuf, sizeof(secbuf), "[device %s]: ", st->dev->name);
-		sec = secbuf;
-	}
-	if (asprintf(&msg, "%s:%d: %s%s", st->file, line, sec, body) < 0) {
-		st->oom = 1;
-		return;
-	}
-	if (errors_push(st->errs, msg))
-		st->oom = 1;
-}
-
-const char *transform_to_string(enum transform t)
-{
-	static const char *const names[] = { "copy", "mirror", "stripe", "gather" };
-
-	return (unsigned int)t < 4 ? names[t] : "?";
-}
-
-const char *gather_layout_to_string(enum gather_layout g)
-{
-	return g == GATHER_DESTRIPE ? "destripe" : "concat";
-}
-
-const char *engine_kind_to_string(enum engine_kind e)
-{
-	static const char *const names[] = { "auto", "bpf", "uring", "loop" };
-
-	return (unsigned int)e < 4 ? names[e] : "?";
-}
-
-bool valid_pipeline_name(const char *n)
-{
-	size_t len = strlen(n);
-
-	if (!len || len > CONFIG_NAME_MAX || n[0] == '.' || n[0] == '-')
-		return false;
-	for (; *n; n++) {
-		char c = *n;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-void settings_defaults(struct pipeline_settings *s)
-{
-	*s = (struct pipeline_settings){
-		.engine = ENGINE_AUTO,
-		.queue_depth = 16,
-		.block_size = 1u << 20,
-		.stripe_unit = 64u << 10,
-		.checkpoint_interval = 64ULL << 20,
-		.retries = 0,
-		.retry_delay = 5,
-		.direct = false,
-		.create = true,
-		.truncate = true,
-		.repeat = false,
-	};
-}
-
 /* ---- section tracking, done by the line reader ---- */
 
 static char *trim(char *s)
@@ -366,14 +225,6 @@ static char *config_reader(char *str, int num, void *stream)
 
 /* ---- keys ---- */
 
-const struct key_def *key_lookup(const char *name)
-{
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(keys[i].name, name))
-			return &keys[i];
-	return NULL;
-}
-
 static int config_handler(void *user, const char *section, const char *name,
 			  const char *value)
 {
@@ -381,7 +232,6 @@ static int config_handler(void *user, const char *section, const char *name,
 	const struct key_def *k;
 	int *key_line;
 	uint32_t *key_valid;
-	bool repeatable;
 	int ret;
 
 	(void)section;	/* we track sections in the reader */
@@ -399,18 +249,16 @@ static int config_handler(void *user, const char *section, const char *name,
 		add_error(st, st->line, "unknown key '%s'", name);
 		return 1;
 	}
-	if (st->sec == SEC_DAEMON && !(k->scope & IN_DAEMON)) {
-		add_error(st, st->line, "key '%s' is only valid in [%s NAME] sections", name,
-			  k->scope == IN_DEVICE ? "device" : "pipeline");
-		return 1;
-	}
-	if (st->sec == SEC_PIPELINE && !(k->scope & IN_PIPELINE)) {
-		add_error(st, st->line, "key '%s' is only valid in %s", name,
-			  k->scope == IN_DAEMON ? "[daemon]" : "[device NAME] sections");
-		return 1;
-	}
-	if (st->sec == SEC_DEVICE && !(k->scope & IN_DEVICE)) {
-		add_error(st, st->line, "key '%s' is not valid in [device NAME] sections", name);
+	if (!key_in(k, st->sec)) {
+		if (st->sec == SEC_DEVICE)
+			add_error(st, st->line, "key '%s' is not valid in [device NAME] sections",
+				  name);
+		else if (st->sec == SEC_DAEMON)
+			add_error(st, st->line, "key '%s' is only valid in [%s NAME] sections",
+				  name, key_in(k, SEC_PIPELINE) ? "pipeline" : "device");
+		else
+			add_error(st, st->line, "key '%s' is only valid in %s", name,
+				  key_in(k, SEC_DAEMON) ? "[daemon]" : "[device NAME] sections");
 		return 1;
 	}
 	if (st->sec == SEC_DAEMON) {
@@ -423,18 +271,12 @@ static int config_handler(void *user, const char *section, const char *name,
 		key_line = st->cur->key_line;
 		key_valid = &st->cur->key_valid;
 	}
-	repeatable = k->id == K_SOURCE || k->id == K_DESTINATION || k->id == K_BACKING;
-	if (key_line[k->id] && !repeatable) {
+	if (key_line[k->id] && !key_repeats(k)) {
 		add_error(st, st->line, "duplicate key '%s' (first set at line %d)",
 			  name, key_line[k->id]);
 		return 1;
 	}
-	if (st->sec == SEC_DAEMON)
-		ret = set_daemon_key(st, k, value);
-	else if (st->sec == SEC_DEVICE)
-		ret = set_device_key(st, k, value);
-	else
-		ret = set_pipeline_key(st, k, value);
+	ret = config_set_key(st, k, value);
 	/* an invalid value leaves the field unset: the default stays in force */
 	if (!ret)
 		*key_valid |= 1u << k->id;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * One parser per key: sizes with suffixes, ranges, booleans, enum names,
- * paths; each rejects a bad value with a message naming the key and what
- * was expected, and records the line the key was given on.
+ * The config's messages and value parsers: sizes with suffixes, ranges,
+ * booleans, enum names, paths. set_by_rule() reads a value the way the key
+ * table says and stores it in its field; a bad value gets one message that
+ * names file:line, the section, the key and what was expected, and leaves
+ * the field as it was.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +15,59 @@
 #include <string.h>
 
 #include "config_int.h"
+
+int errors_push(struct config_errors *errs, char *msg)
+{
+	char **n = realloc(errs->msgs, (errs->nr + 1) * sizeof(*n));
+
+	if (!n) {
+		free(msg);
+		return -ENOMEM;
+	}
+	errs->msgs = n;
+	errs->msgs[errs->nr++] = msg;
+	return 0;
+}
+
+void add_error(struct parse_state *st, int line, const char *fmt, ...)
+{
+	char body[512], *msg;
+	const char *sec = "";
+	char secbuf[CONFIG_NAME_MAX + 24];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+
+	if (st->sec == SEC_DAEMON) {
+		sec = "[daemon]: ";
+	} else if (st->sec == SEC_PIPELINE && st->cur) {
+		snprintf(secbuf, sizeof(secbuf), "[pipeline %s]: ", st->cur->name);
+		sec = secbuf;
+	} else if (st->sec == SEC_DEVICE && st->dev) {
+		snprintf(secbuf, sizeof(secbuf), "[device %s]: ", st->dev->name);
+		sec = secbuf;
+	}
+	if (asprintf(&msg, "%s:%d: %s%s", st->file, line, sec, body) < 0) {
+		st->oom = 1;
+		return;
+	}
+	if (errors_push(st->errs, msg))
+		st->oom = 1;
+}
+
+/* "a, b or c" */
+static void names_list(char *buf, size_t len, unsigned int nr,
+		       const char *(*name)(unsigned int i, const void *arg), const void *arg)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < nr && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s",
+				!i ? "" : i + 1 == nr ? " or " : ", ", name(i, arg));
+}
 
 int config_parse_size(const char *s, uint64_t *out)
 {
@@ -77,7 +133,7 @@ static int parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
-int set_string(struct parse_state *st, char **dst, const char *name,
+static int set_string(struct parse_state *st, char **dst, const char *name,
 		      const char *value)
 {
 	char *dup;
@@ -96,7 +152,7 @@ int set_string(struct parse_state *st, char **dst, const char *name,
 	return 0;
 }
 
-int check_range_u32(struct parse_state *st, const char *name, const char *value,
+static int check_range_u32(struct parse_state *st, const char *name, const char *value,
 			   uint32_t lo, uint32_t hi, uint32_t *out)
 {
 	uint64_t v;
@@ -124,7 +180,7 @@ static void size_to_string(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
-int check_size(struct parse_state *st, const char *name, const char *value,
+static int check_size(struct parse_state *st, const char *name, const char *value,
 		      uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char los[32], his[32];
@@ -143,170 +199,130 @@ int check_size(struct parse_state *st, const char *name, const char *value,
 	return 0;
 }
 
-int set_engine(struct parse_state *st, const char *value, enum engine_kind *out)
+static const char *enum_name_at(unsigned int i, const void *arg)
 {
-	if (!strcmp(value, "auto"))
-		*out = ENGINE_AUTO;
-	else if (!strcmp(value, "bpf"))
-		*out = ENGINE_BPF;
-	else if (!strcmp(value, "uring"))
-		*out = ENGINE_URING;
-	else if (!strcmp(value, "loop"))
-		*out = ENGINE_LOOP;
-	else {
-		add_error(st, st->line, "engine = '%s': expected auto, bpf, loop or uring",
-			  value);
+	return ((const struct enum_names *)arg)->v[i].name;
+}
+
+int parse_enum(struct parse_state *st, const struct key_def *k,
+	       const struct enum_names *names, const char *value, int *out)
+{
+	char expected[128];
+
+	for (unsigned int i = 0; i < names->nr; i++) {
+		if (!strcmp(value, names->v[i].name)) {
+			*out = names->v[i].value;
+			return 0;
+		}
+	}
+	names_list(expected, sizeof(expected), names->nr, enum_name_at, names);
+	add_error(st, st->line, "%s = '%s': expected %s", k->name, value, expected);
+	return -EINVAL;
+}
+
+static const char *level_at(unsigned int i, const void *arg)
+{
+	(void)arg;
+	return log_level_to_string(LOG_LEVEL_ERR + i);
+}
+
+int set_log_level(struct parse_state *st, const struct key_def *k, void *field,
+		  const char *value)
+{
+	enum log_level lvl;
+	char expected[128];
+
+	if (log_level_from_string(value, &lvl)) {
+		names_list(expected, sizeof(expected), LOG_LEVEL_DEBUG - LOG_LEVEL_ERR + 1,
+			   level_at, NULL);
+		add_error(st, st->line, "%s = '%s': expected %s", k->name, value, expected);
 		return -EINVAL;
 	}
+	*(enum log_level *)field = lvl;
 	return 0;
 }
 
-int set_setting(struct parse_state *st, struct pipeline_settings *s,
-		       const struct key_def *k, const char *value)
+/* a path added to a list of the section's: the key repeats */
+static int add_path(struct parse_state *st, const struct key_def *k,
+		    const struct key_rule *r, void *base, const char *value)
 {
-	uint64_t v;
-	bool b;
-
-	switch (k->id) {
-	case K_ENGINE:
-		return set_engine(st, value, &s->engine);
-	case K_QUEUE_DEPTH:
-		return check_range_u32(st, k->name, value, QD_MIN, QD_MAX, &s->queue_depth);
-	case K_BLOCK_SIZE:
-		if (check_size(st, k->name, value, BS_MIN, BS_MAX, &v))
-			return -EINVAL;
-		s->block_size = v;
-		return 0;
-	case K_STRIPE_UNIT:
-		if (check_size(st, k->name, value, SU_MIN, SU_MAX, &v))
-			return -EINVAL;
-		s->stripe_unit = v;
-		return 0;
-	case K_CHECKPOINT_INTERVAL:
-		return check_size(st, k->name, value, 0, CKPT_MAX, &s->checkpoint_interval);
-	case K_RETRIES:
-		return check_range_u32(st, k->name, value, 0, RETRIES_MAX, &s->retries);
-	case K_RETRY_DELAY:
-		return check_range_u32(st, k->name, value, 0, RETRY_DELAY_MAX, &s->retry_delay);
-	case K_DIRECT:
-	case K_CREATE:
-	case K_TRUNCATE:
-	case K_REPEAT:
-		if (parse_bool(value, &b)) {
-			add_error(st, st->line, "%s = '%s': expected yes or no", k->name, value);
-			return -EINVAL;
-		}
-		if (k->id == K_DIRECT)
-			s->direct = b;
-		else if (k->id == K_CREATE)
-			s->create = b;
-		else if (k->id == K_TRUNCATE)
-			s->truncate = b;
-		else
-			s->repeat = b;
-		return 0;
-	default:
-		return -EINVAL;
-	}
-}
-
-static int add_path(struct parse_state *st, char **list, int *lines, int *nr,
-		    const char *what, const char *value)
-{
+	char **list = (char **)((char *)base + r->at);
+	int *lines = (int *)((char *)base + r->at_line);
+	int *nr = (int *)((char *)base + r->at_nr);
 	char *dup = NULL;
 
 	if (*nr >= CONFIG_MAX_FILES) {
-		add_error(st, st->line, "%s = '%s': at most %d %ss per pipeline",
-			  what, value, CONFIG_MAX_FILES, what);
+		add_error(st, st->line, "%s = '%s': at most %d %s", k->name, value,
+			  CONFIG_MAX_FILES, r->most);
 		return -EINVAL;
 	}
-	if (set_string(st, &dup, what, value))
+	if (set_string(st, &dup, k->name, value))
 		return -EINVAL;
 	lines[*nr] = st->line;
 	list[(*nr)++] = dup;
 	return 0;
 }
 
-int set_pipeline_key(struct parse_state *st, const struct key_def *k,
-			    const char *value)
+static bool pow2(uint64_t v)
 {
-	struct pipeline_config *pc = st->cur;
-
-	switch (k->id) {
-	case K_TRANSFORM:
-		if (!strcmp(value, "copy"))
-			pc->transform = TRANSFORM_COPY;
-		else if (!strcmp(value, "mirror"))
-			pc->transform = TRANSFORM_MIRROR;
-		else if (!strcmp(value, "stripe"))
-			pc->transform = TRANSFORM_STRIPE;
-		else if (!strcmp(value, "gather"))
-			pc->transform = TRANSFORM_GATHER;
-		else {
-			add_error(st, st->line,
-				  "transform = '%s': expected copy, mirror, stripe or gather",
-				  value);
-			return -EINVAL;
-		}
-		return 0;
-	case K_GATHER:
-		if (!strcmp(value, "concat"))
-			pc->gather = GATHER_CONCAT;
-		else if (!strcmp(value, "destripe"))
-			pc->gather = GATHER_DESTRIPE;
-		else {
-			add_error(st, st->line, "gather = '%s': expected concat or destripe",
-				  value);
-			return -EINVAL;
-		}
-		return 0;
-	case K_SOURCE:
-		return add_path(st, pc->sources, pc->source_line, &pc->nr_sources, "source",
-				value);
-	case K_DESTINATION:
-		return add_path(st, pc->dests, pc->dest_line, &pc->nr_dests, "destination",
-				value);
-	case K_OFFSET:
-		return check_size(st, k->name, value, 0, INT64_MAX, &pc->offset);
-	case K_DEST_OFFSET:
-		return check_size(st, k->name, value, 0, INT64_MAX, &pc->dest_offset);
-	case K_LENGTH:
-		return check_size(st, k->name, value, 0, INT64_MAX, &pc->length);
-	default:
-		return set_setting(st, &pc->s, k, value);
-	}
+	return v && !(v & (v - 1));
 }
 
-int set_daemon_key(struct parse_state *st, const struct key_def *k,
-			  const char *value)
+static int set_size(struct parse_state *st, const struct key_def *k,
+		    const struct key_rule *r, void *field, const char *value)
 {
-	struct daemon_config *cfg = st->cfg;
-	enum log_level lvl;
+	char mult[32];
+	uint64_t v;
 
-	switch (k->id) {
-	case K_STATE_DIR:
-		return set_string(st, &cfg->state_dir, k->name, value);
-	case K_RUNTIME_DIR:
-		return set_string(st, &cfg->runtime_dir, k->name, value);
-	case K_LOG_LEVEL:
-		if (log_level_from_string(value, &lvl)) {
-			add_error(st, st->line,
-				  "log_level = '%s': expected err, warning, notice, info or debug",
-				  value);
-			return -EINVAL;
-		}
-		cfg->log_level = lvl;
-		return 0;
-	case K_PROGRESS_INTERVAL:
-		return check_range_u32(st, k->name, value, 0, PROGRESS_INTERVAL_MAX,
-				       &cfg->progress_interval);
-	case K_EXIT_WHEN_DONE:
-		if (parse_bool(value, &cfg->exit_when_done)) {
+	if (check_size(st, k->name, value, r->lo, r->hi, &v))
+		return -EINVAL;
+	if (r->pow2 && !pow2(v)) {
+		add_error(st, st->line, "%s = '%s': expected a power of two", k->name, value);
+		return -EINVAL;
+	}
+	if (r->multiple && v % r->multiple) {
+		size_to_string(r->multiple, mult, sizeof(mult));
+		add_error(st, st->line, "%s = '%s': expected a multiple of %s", k->name, value,
+			  mult);
+		return -EINVAL;
+	}
+	if (r->type == V_SIZE32)
+		*(uint32_t *)field = v;
+	else
+		*(uint64_t *)field = v;
+	return 0;
+}
+
+int set_by_rule(struct parse_state *st, const struct key_def *k, const struct key_rule *r,
+		void *base, const char *value)
+{
+	void *field = (char *)base + r->at;
+	int e;
+
+	switch (r->type) {
+	case V_U32:
+		return check_range_u32(st, k->name, value, r->lo, r->hi, field);
+	case V_SIZE32:
+	case V_SIZE64:
+		return set_size(st, k, r, field, value);
+	case V_BOOL:
+		if (parse_bool(value, field)) {
 			add_error(st, st->line, "%s = '%s': expected yes or no", k->name, value);
 			return -EINVAL;
 		}
 		return 0;
+	case V_ENUM:
+		if (parse_enum(st, k, r->names, value, &e))
+			return -EINVAL;
+		*(int *)field = e;
+		return 0;
+	case V_PATH:
+		return set_string(st, field, k->name, value);
+	case V_PATHS:
+		return add_path(st, k, r, base, value);
+	case V_FN:
+		return r->parse(st, k, field, value);
 	default:
-		return set_setting(st, &cfg->defaults, k, value);
+		return -EINVAL;
 	}
 }

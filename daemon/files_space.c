@@ -14,7 +14,7 @@
 
 #include "files.h"
 #include "log.h"
-#include "status.h"
+#include "human.h"
 
 /* the directory a destination is (or will be) in, for statvfs */
 static int dest_fs(const struct file_slot *f, struct statvfs *vfs, uint64_t *dev)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,4 +153,73 @@ int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool 
 	if (!ret && durable)
 		ret = fsync_dir_of(path);
 	return ret;
+}
+
+void kv_put_fields(FILE *f, const struct kv_field *fields, size_t nr, const char *prefix,
+		   const void *base)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const struct kv_field *d = &fields[i];
+		const void *p = (const char *)base + d->at;
+
+		fprintf(f, "%s%s=", prefix, d->key);
+		switch (d->type) {
+		case KV_STR:
+			for (const char *c = p; *c; c++)
+				fputc(*c == '\n' ? ' ' : *c, f);
+			break;
+		case KV_U64:
+			fprintf(f, "%" PRIu64, *(const uint64_t *)p);
+			break;
+		case KV_U32:
+			fprintf(f, "%" PRIu32, *(const uint32_t *)p);
+			break;
+		case KV_INT:
+			fprintf(f, "%d", *(const int *)p);
+			break;
+		case KV_RATE:
+			fprintf(f, "%.0f", *(const double *)p);
+			break;
+		case KV_SECONDS:
+			fprintf(f, "%.3f", *(const double *)p);
+			break;
+		}
+		fputc('\n', f);
+	}
+}
+
+bool kv_set_field(const struct kv_field *fields, size_t nr, const char *prefix, void *base,
+		  const char *key, const char *v)
+{
+	size_t plen = strlen(prefix);
+
+	if (strncmp(key, prefix, plen))
+		return false;
+	for (size_t i = 0; i < nr; i++) {
+		const struct kv_field *d = &fields[i];
+		void *p = (char *)base + d->at;
+
+		if (strcmp(key + plen, d->key))
+			continue;
+		switch (d->type) {
+		case KV_STR:
+			snprintf(p, d->size, "%s", v);
+			break;
+		case KV_U64:
+			*(uint64_t *)p = strtoull(v, NULL, 10);
+			break;
+		case KV_U32:
+			*(uint32_t *)p = strtoul(v, NULL, 10);
+			break;
+		case KV_INT:
+			*(int *)p = atoi(v);
+			break;
+		case KV_RATE:
+		case KV_SECONDS:
+			*(double *)p = strtod(v, NULL);
+			break;
+		}
+		return true;
+	}
+	return false;
 }

@@ -8,6 +8,7 @@
  * renamed over NAME, so a reader sees the old file or the new one whole.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -30,5 +31,36 @@ void kv_put(FILE *f, const char *key, const char *v);
  * cut (checkpoints; the status file is rewritten every second and needs not)
  */
 int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool durable);
+
+/* a struct's field as a key of the file: a table of these says both ways */
+enum kv_type {
+	KV_STR,		/* char[]: cut to fit when read */
+	KV_U64,
+	KV_U32,
+	KV_INT,
+	KV_RATE,	/* double, written without decimals */
+	KV_SECONDS,	/* double, written to the millisecond */
+};
+
+struct kv_field {
+	const char *key;
+	enum kv_type type;
+	size_t at, size;
+};
+
+/* a field of @T; a width that is not @type's is refused at compile time */
+#define KV_FIELD(T, f, type) {						\
+	#f, type,							\
+	offsetof(T, f) + 0 * sizeof(char[(type) == KV_STR ||		\
+		sizeof(((T *)0)->f) == ((type) == KV_U32 || (type) == KV_INT ? 4 : 8) ? 1 : -1]), \
+	sizeof(((T *)0)->f)						\
+}
+
+/* every field of @base in @fields, each as PREFIXkey=value */
+void kv_put_fields(FILE *f, const struct kv_field *fields, size_t nr, const char *prefix,
+		   const void *base);
+/* @key is PREFIX plus one of @fields: set it in @base from @v and return true */
+bool kv_set_field(const struct kv_field *fields, size_t nr, const char *prefix, void *base,
+		  const char *key, const char *v);
 
 #endif

@@ -20,6 +20,22 @@
 #define STATUS_MAGIC "iou-offloadd-status 1"
 #define STATUS_MAX_BYTES (16 << 20)
 
+#define R(f, t) KV_FIELD(struct status_report, f, t)
+#define E(f, t) KV_FIELD(struct status_entry, f, t)
+/* the daemon's keys, first in the file */
+static const struct kv_field report_fields[] = {
+	R(pid, KV_INT), R(started, KV_U64), R(updated, KV_U64), R(config, KV_STR),
+};
+/* a pipeline's keys but its name, after its pipeline=NAME line */
+static const struct kv_field entry_fields[] = {
+	E(state, KV_STR), E(engine, KV_STR), E(transform, KV_STR),
+	E(bytes_done, KV_U64), E(bytes_total, KV_U64), E(bytes_durable, KV_U64),
+	E(bytes_resumed, KV_U64), E(rate_bps, KV_RATE), E(enters, KV_U64), E(cqes, KV_U64),
+	E(bpf_ops, KV_U64), E(bpf_bytes, KV_U64), E(user_copied, KV_U64), E(errors, KV_U64),
+	E(elapsed, KV_SECONDS), E(error, KV_STR), E(note, KV_STR),
+};
+#define NR(t) (sizeof(t) / sizeof(t[0]))
+
 int status_write(const char *path, const struct status_report *r)
 {
 	char *buf = NULL;
@@ -30,28 +46,12 @@ int status_write(const char *path, const struct status_report *r)
 	if (!f)
 		return -errno;
 	fprintf(f, "%s\n", STATUS_MAGIC);
-	fprintf(f, "pid=%d\nstarted=%" PRIu64 "\nupdated=%" PRIu64 "\n",
-		(int)r->pid, r->started, r->updated);
-	kv_put(f, "config", r->config);
+	kv_put_fields(f, report_fields, NR(report_fields), "", r);
 	for (int i = 0; i < r->nr; i++) {
-		const struct status_entry *e = &r->entries[i];
-
-		kv_put(f, "pipeline", e->name);
-		kv_put(f, "state", e->state);
-		kv_put(f, "engine", e->engine);
-		kv_put(f, "transform", e->transform);
-		fprintf(f, "bytes_done=%" PRIu64 "\nbytes_total=%" PRIu64 "\n"
-			"bytes_durable=%" PRIu64 "\nbytes_resumed=%" PRIu64 "\n"
-			"rate_bps=%.0f\nenters=%" PRIu64 "\nbpf_ops=%" PRIu64 "\n"
-			"user_copied=%" PRIu64 "\nerrors=%" PRIu64 "\nelapsed=%.3f\n"
-			"bpf_bytes=%" PRIu64 "\ncqes=%" PRIu64 "\n",
-			e->bytes_done, e->bytes_total, e->bytes_durable, e->bytes_resumed,
-			e->rate_bps, e->enters, e->bpf_ops, e->user_copied, e->errors,
-			e->elapsed, e->bpf_bytes, e->cqes);
-		kv_put(f, "error", e->error);
-		kv_put(f, "note", e->note);
+		kv_put(f, "pipeline", r->entries[i].name);
+		kv_put_fields(f, entry_fields, NR(entry_fields), "", &r->entries[i]);
 	}
-	status_devices_write(f, r);
+	status_devices_write(f, r->devices, r->nr_devices);
 	fprintf(f, "end\n");
 	if (fflush(f) || ferror(f))
 		ret = -EIO;
@@ -70,11 +70,6 @@ void status_report_free(struct status_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void copy_val(char *dst, size_t len, const char *v)
-{
-	snprintf(dst, len, "%s", v);
-}
-
 struct status_reading {
 	struct status_report *r;
 	struct status_entry *e;	/* the pipeline the keys belong to, or none */
@@ -84,7 +79,7 @@ static int status_key(void *arg, const char *key, const char *v)
 {
 	struct status_reading *rd = arg;
 	struct status_report *r = rd->r;
-	int dk = status_device_key(r, key, v);
+	int dk = status_device_key(&r->devices, &r->nr_devices, key, v);
 
 	if (dk < 0)
 		return dk;
@@ -100,50 +95,11 @@ static int status_key(void *arg, const char *key, const char *v)
 		r->entries = n;
 		rd->e = &r->entries[r->nr++];
 		memset(rd->e, 0, sizeof(*rd->e));
-		copy_val(rd->e->name, sizeof(rd->e->name), v);
-	} else if (!rd->e) {
-		if (!strcmp(key, "pid"))
-			r->pid = atoi(v);
-		else if (!strcmp(key, "started"))
-			r->started = strtoull(v, NULL, 10);
-		else if (!strcmp(key, "updated"))
-			r->updated = strtoull(v, NULL, 10);
-		else if (!strcmp(key, "config"))
-			copy_val(r->config, sizeof(r->config), v);
-	} else if (!strcmp(key, "state")) {
-		copy_val(rd->e->state, sizeof(rd->e->state), v);
-	} else if (!strcmp(key, "engine")) {
-		copy_val(rd->e->engine, sizeof(rd->e->engine), v);
-	} else if (!strcmp(key, "transform")) {
-		copy_val(rd->e->transform, sizeof(rd->e->transform), v);
-	} else if (!strcmp(key, "bytes_done")) {
-		rd->e->bytes_done = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "bytes_total")) {
-		rd->e->bytes_total = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "bytes_durable")) {
-		rd->e->bytes_durable = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "bytes_resumed")) {
-		rd->e->bytes_resumed = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "rate_bps")) {
-		rd->e->rate_bps = strtod(v, NULL);
-	} else if (!strcmp(key, "enters")) {
-		rd->e->enters = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "cqes")) {
-		rd->e->cqes = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "bpf_ops")) {
-		rd->e->bpf_ops = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "bpf_bytes")) {
-		rd->e->bpf_bytes = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "user_copied")) {
-		rd->e->user_copied = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "errors")) {
-		rd->e->errors = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "elapsed")) {
-		rd->e->elapsed = strtod(v, NULL);
-	} else if (!strcmp(key, "error")) {
-		copy_val(rd->e->error, sizeof(rd->e->error), v);
-	} else if (!strcmp(key, "note")) {
-		copy_val(rd->e->note, sizeof(rd->e->note), v);
+		snprintf(rd->e->name, sizeof(rd->e->name), "%s", v);
+	} else if (rd->e) {
+		kv_set_field(entry_fields, NR(entry_fields), "", rd->e, key, v);
+	} else {
+		kv_set_field(report_fields, NR(report_fields), "", r, key, v);
 	}
 	return 0;
 }
@@ -165,32 +121,6 @@ int status_read(const char *path, struct status_report *r)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-void human_bytes(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = v;
-	int u = 0;
-
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	else
-		snprintf(buf, len, "%.1f %s", d, units[u]);
-}
-
-static void human_duration(uint64_t s, char *buf, size_t len)
-{
-	if (s < 60)
-		snprintf(buf, len, "%" PRIu64 "s", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
-	else
-		snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, (s % 3600) / 60);
 }
 
 /* the pid is a live iou-offloadd (not a process that reused the number) */
@@ -232,7 +162,7 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		fprintf(out, "iou-offloadd: not running (pid %d is gone); last status from "
 			"%" PRIu64 " s ago, config %s\n", (int)r->pid,
 			now > r->updated ? now - r->updated : 0, r->config);
-	status_devices_print(out, r, alive);
+	status_devices_print(out, r->devices, r->nr_devices, alive);
 	if (!r->nr) {
 		if (!r->nr_devices)
 			fprintf(out, "no pipelines configured\n");

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "human.h"
+#include "status_device.h"
+
 #define STATUS_FILE_NAME "status"
 
 /* one pipeline as the daemon reports it */
@@ -29,22 +32,6 @@ struct status_entry {
 	double elapsed;
 	char error[512];
 	char note[512];
-};
-
-/* one [device NAME] as the daemon reports it (status_device.c) */
-struct status_device {
-	char name[65];
-	char state[16];			/* running, degraded, failed */
-	char path[32];			/* /dev/ublkbN */
-	char target[16];
-	char engine[16];
-	uint64_t size;
-	uint64_t reads, writes, bytes_read, bytes_written, errors;
-	uint32_t in_flight;
-	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
-	double iops, rate_bps;
-	int members, degraded;
-	char error[512];
 };
 
 struct status_report {
@@ -73,14 +60,6 @@ static inline double status_copied_per_byte(uint64_t kernel, uint64_t user, uint
 int status_write(const char *path, const struct status_report *r);
 int status_read(const char *path, struct status_report *r);
 void status_report_free(struct status_report *r);
-/* status_device.c: the device lines of the status file, and their table */
-void status_devices_write(FILE *f, const struct status_report *r);
-/* a key of the file: 1 if it was a device's, 0 if not, -ENOMEM */
-int status_device_key(struct status_report *r, const char *key, const char *v);
-void status_devices_print(FILE *out, const struct status_report *r, bool alive);
-
-/* "8.0 MiB": for messages and the status table */
-void human_bytes(uint64_t v, char *buf, size_t len);
 /* the table `iou-offloadd status` prints */
 void status_print(FILE *out, const struct status_report *r, uint64_t now);
 

@@ -9,71 +9,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
+#include "human.h"
+#include "kv.h"
+#include "status_device.h"
 
-void status_devices_write(FILE *f, const struct status_report *r)
+#define F(f, t) KV_FIELD(struct status_device, f, t)
+/* every key of a device but its name, each written as dev_KEY */
+static const struct kv_field fields[] = {
+	F(state, KV_STR), F(path, KV_STR), F(target, KV_STR), F(engine, KV_STR),
+	F(size, KV_U64), F(reads, KV_U64), F(writes, KV_U64), F(bytes_read, KV_U64),
+	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
+	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
+	F(bpf_ops, KV_U64), F(bpf_bytes, KV_U64), F(user_copied, KV_U64),
+	F(error, KV_STR),
+};
+#define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
+
+void status_devices_write(FILE *f, const struct status_device *d, int nr)
 {
-	for (int i = 0; i < r->nr_devices; i++) {
-		const struct status_device *d = &r->devices[i];
-
-		fprintf(f, "device=%s\ndev_state=%s\ndev_path=%s\ndev_target=%s\n"
-			"dev_engine=%s\ndev_size=%" PRIu64 "\ndev_reads=%" PRIu64 "\n"
-			"dev_writes=%" PRIu64 "\ndev_bytes_read=%" PRIu64 "\n"
-			"dev_bytes_written=%" PRIu64 "\ndev_errors=%" PRIu64 "\n"
-			"dev_in_flight=%u\ndev_iops=%.0f\ndev_rate_bps=%.0f\n"
-			"dev_members=%d\ndev_degraded=%d\ndev_bpf_ops=%" PRIu64 "\n"
-			"dev_bpf_bytes=%" PRIu64 "\ndev_user_copied=%" PRIu64 "\n",
-			d->name, d->state, d->path,
-			d->target, d->engine, d->size, d->reads, d->writes, d->bytes_read,
-			d->bytes_written, d->errors, d->in_flight, d->iops, d->rate_bps,
-			d->members, d->degraded, d->bpf_ops, d->bpf_bytes, d->user_copied);
-		fprintf(f, "dev_error=");
-		for (const char *c = d->error; *c; c++)
-			fputc(*c == '\n' ? ' ' : *c, f);
-		fputc('\n', f);
+	for (int i = 0; i < nr; i++) {
+		kv_put(f, "device", d[i].name);
+		kv_put_fields(f, fields, NR_FIELDS, "dev_", &d[i]);
 	}
 }
 
-#define STR(field) if (!strcmp(key, "dev_" #field)) snprintf(d->field, sizeof(d->field), "%s", v)
-#define U64(field) if (!strcmp(key, "dev_" #field)) d->field = strtoull(v, NULL, 10)
-#define DBL(field) if (!strcmp(key, "dev_" #field)) d->field = strtod(v, NULL)
-
-int status_device_key(struct status_report *r, const char *key, const char *v)
+int status_device_key(struct status_device **d, int *nr, const char *key, const char *v)
 {
-	struct status_device *d;
+	struct status_device *n;
 
 	if (!strcmp(key, "device")) {
-		d = realloc(r->devices, (r->nr_devices + 1) * sizeof(*d));
-		if (!d)
+		n = realloc(*d, (*nr + 1) * sizeof(*n));
+		if (!n)
 			return -ENOMEM;
-		r->devices = d;
-		d = &r->devices[r->nr_devices++];
-		memset(d, 0, sizeof(*d));
-		snprintf(d->name, sizeof(d->name), "%s", v);
+		*d = n;
+		n = &n[(*nr)++];
+		memset(n, 0, sizeof(*n));
+		snprintf(n->name, sizeof(n->name), "%s", v);
 		return 1;
 	}
-	if (!r->nr_devices || strncmp(key, "dev_", 4))
+	if (!*nr || strncmp(key, "dev_", 4))
 		return 0;
-	d = &r->devices[r->nr_devices - 1];
-	STR(state); STR(path); STR(target); STR(engine); STR(error);
-	U64(size); U64(reads); U64(writes); U64(bytes_read); U64(bytes_written); U64(errors);
-	U64(in_flight); U64(members); U64(degraded); U64(bpf_ops); U64(bpf_bytes);
-	U64(user_copied);
-	DBL(iops); DBL(rate_bps);
+	kv_set_field(fields, NR_FIELDS, "dev_", &(*d)[*nr - 1], key, v);
 	return 1;
 }
 
-void status_devices_print(FILE *out, const struct status_report *r, bool alive)
+void status_devices_print(FILE *out, const struct status_device *devs, int nr, bool alive)
 {
 	char size[32];
 
-	if (!r->nr_devices)
+	if (!nr)
 		return;
 	fprintf(out, "%-16s %-9s %-12s %-7s %-6s %11s %9s %9s %9s %8s %6s\n", "DEVICE",
 		"STATE", "PATH", "TARGET", "ENGINE", "SIZE", "IOPS", "MiB/s", "IN_FLIGHT",
 		"DEGRADED", "ERRORS");
-	for (int i = 0; i < r->nr_devices; i++) {
-		const struct status_device *d = &r->devices[i];
+	for (int i = 0; i < nr; i++) {
+		const struct status_device *d = &devs[i];
 
 		human_bytes(d->size, size, sizeof(size));
 		fprintf(out, "%-16s %-9s %-12s %-7s %-6s %11s %9.0f %9.1f %9u %5d/%-2d %6" PRIu64

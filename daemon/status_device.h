@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_STATUS_DEVICE_H
+#define IOU_STATUS_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* one [device NAME] as the daemon reports it */
+struct status_device {
+	char name[65];
+	char state[16];			/* running, degraded, failed */
+	char path[32];			/* /dev/ublkbN */
+	char target[16];
+	char engine[16];
+	uint64_t size;
+	uint64_t reads, writes, bytes_read, bytes_written, errors;
+	uint32_t in_flight;
+	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
+	double iops, rate_bps;
+	int members, degraded;
+	char error[512];
+};
+
+/* the device lines of the status file, after the pipelines' */
+void status_devices_write(FILE *f, const struct status_device *d, int nr);
+/* a key of the file: 1 if it was a device's, 0 if not, -ENOMEM */
+int status_device_key(struct status_device **d, int *nr, const char *key, const char *v);
+/* the devices' part of the `iou-offloadd status` table */
+void status_devices_print(FILE *out, const struct status_device *d, int nr, bool alive);
+
+#endif
