@@ -45,25 +45,8 @@ static int devices_add(struct parse_state *st, const char *name)
 
 void device_section_begin(struct parse_state *st, const char *arg)
 {
-	if (!valid_pipeline_name(arg)) {
-		add_error(st, st->line,
-			  "invalid device name '%s': expected 1 to %d characters from "
-			  "A-Z a-z 0-9 . _ - (not starting with . or -)",
-			  arg, CONFIG_NAME_MAX);
-		st->sec = SEC_BAD;
-		return;
-	}
-	for (int i = 0; i < st->cfg->nr_devices; i++) {
-		if (!strcmp(st->cfg->devices[i].name, arg)) {
-			add_error(st, st->line,
-				  "duplicate section [device %s] (first at line %d)",
-				  arg, st->cfg->devices[i].line);
-			st->sec = SEC_BAD;
-			return;
-		}
-	}
-	if (st->cfg->nr_devices >= CONFIG_MAX_DEVICES) {
-		add_error(st, st->line, "too many devices: at most %d", CONFIG_MAX_DEVICES);
+	if (!section_name_ok(st, "device", arg, st->cfg->devices, sizeof(*st->cfg->devices),
+			     st->cfg->nr_devices, CONFIG_MAX_DEVICES)) {
 		st->sec = SEC_BAD;
 		return;
 	}

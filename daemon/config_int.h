@@ -153,6 +153,13 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg);
 void add_error(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int errors_push(struct config_errors *errs, char *msg);
+/*
+ * NAME of a [KIND NAME] header: usable as a file name, not a second section
+ * of that name among the @nr in @sections (@stride bytes each), and not
+ * one more than @max; else one message and false
+ */
+bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
+		     const void *sections, size_t stride, int nr, int max);
 /* read @value by rule @r into the struct at @base */
 int set_by_rule(struct parse_state *st, const struct key_def *k, const struct key_rule *r,
 		void *base, const char *value);

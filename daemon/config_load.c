@@ -97,26 +97,9 @@ static void section_begin(struct parse_state *st, char *inner)
 		return;
 	}
 	arg = trim(name + 8);
-	if (!valid_pipeline_name(arg)) {
-		add_error(st, st->line,
-			  "invalid pipeline name '%s': expected 1 to %d characters from "
-			  "A-Z a-z 0-9 . _ - (not starting with . or -)",
-			  arg, CONFIG_NAME_MAX);
-		st->sec = SEC_BAD;
-		return;
-	}
-	for (int i = 0; i < st->cfg->nr_pipelines; i++) {
-		if (!strcmp(st->cfg->pipelines[i].name, arg)) {
-			add_error(st, st->line,
-				  "duplicate section [pipeline %s] (first at line %d)",
-				  arg, st->cfg->pipelines[i].line);
-			st->sec = SEC_BAD;
-			return;
-		}
-	}
-	if (st->cfg->nr_pipelines >= CONFIG_MAX_PIPELINES) {
-		add_error(st, st->line, "too many pipelines: at most %d",
-			  CONFIG_MAX_PIPELINES);
+	if (!section_name_ok(st, "pipeline", arg, st->cfg->pipelines,
+			     sizeof(*st->cfg->pipelines), st->cfg->nr_pipelines,
+			     CONFIG_MAX_PIPELINES)) {
 		st->sec = SEC_BAD;
 		return;
 	}

@@ -57,6 +57,38 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 		st->oom = 1;
 }
 
+/* both kinds of named section start alike: section_name_ok() reads them so */
+_Static_assert(offsetof(struct pipeline_config, name) == 0 &&
+	       offsetof(struct device_config, name) == 0 &&
+	       offsetof(struct pipeline_config, line) == offsetof(struct device_config, line),
+	       "a named section starts with its name and its header's line");
+
+bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
+		     const void *sections, size_t stride, int nr, int max)
+{
+	if (!valid_pipeline_name(arg)) {
+		add_error(st, st->line,
+			  "invalid %s name '%s': expected 1 to %d characters from "
+			  "A-Z a-z 0-9 . _ - (not starting with . or -)",
+			  kind, arg, CONFIG_NAME_MAX);
+		return false;
+	}
+	for (int i = 0; i < nr; i++) {
+		const char *sec = (const char *)sections + i * stride;
+
+		if (!strcmp(sec, arg)) {
+			add_error(st, st->line, "duplicate section [%s %s] (first at line %d)",
+				  kind, arg, *(const int *)(sec + offsetof(struct pipeline_config, line)));
+			return false;
+		}
+	}
+	if (nr >= max) {
+		add_error(st, st->line, "too many %ss: at most %d", kind, max);
+		return false;
+	}
+	return true;
+}
+
 /* "a, b or c" */
 static void names_list(char *buf, size_t len, unsigned int nr,
 		       const char *(*name)(unsigned int i, const void *arg), const void *arg)
