@@ -747,17 +747,9 @@ static void every_key_is_documented_in_the_man_page(void **state)
 /* a config over files in a fresh directory: @D stands for it */
 static void parse_in(struct parsed *p, const char *dir, const char *text)
 {
-	char buf[8192], *o = buf;
+	char buf[8192];
 
-	for (const char *c = text; *c && o < buf + sizeof(buf) - 4200; c++) {
-		if (c[0] == '@' && c[1] == 'D') {
-			o += sprintf(o, "%s", dir);
-			c++;
-		} else {
-			*o++ = *c;
-		}
-	}
-	*o = '\0';
+	tu_subst_dir(buf, sizeof(buf), text, dir);
 	parse(p, buf);
 }
 

@@ -21,17 +21,9 @@ struct parsed {
 /* @D in @text stands for a fresh directory with files a, b (1 MiB), small (8K) */
 static void parse(struct parsed *p, const char *text)
 {
-	char buf[8192], *o = buf;
+	char buf[8192];
 
-	for (const char *c = text; *c && o < buf + sizeof(buf) - 4200; c++) {
-		if (c[0] == '@' && c[1] == 'D') {
-			o += sprintf(o, "%s", dir);
-			c++;
-		} else {
-			*o++ = *c;
-		}
-	}
-	*o = '\0';
+	tu_subst_dir(buf, sizeof(buf), text, dir);
 	memset(p, 0, sizeof(*p));
 	p->ret = config_parse_buffer("test.conf", buf, strlen(buf), &p->cfg, &p->errs);
 }

@@ -166,3 +166,21 @@ int tu_log_contains(const char *needle)
 	pthread_mutex_unlock(&cap.lock);
 	return found;
 }
+
+void tu_subst_dir(char *buf, size_t len, const char *text, const char *dir)
+{
+	size_t o = 0, dlen = strlen(dir);
+
+	for (const char *c = text; *c && o + 1 < len; c++) {
+		if (c[0] == '@' && c[1] == 'D') {
+			if (o + dlen + 1 > len)
+				break;
+			memcpy(buf + o, dir, dlen);
+			o += dlen;
+			c++;
+		} else {
+			buf[o++] = *c;
+		}
+	}
+	buf[o] = '\0';
+}

@@ -19,6 +19,8 @@ int tu_write_file(const char *path, const void *buf, size_t len);
 void *tu_read_file(const char *path, size_t *len);
 /* path join into a static-free buffer the caller frees */
 char *tu_path(const char *dir, const char *name);
+/* @text with every "@D" replaced by @dir, into @buf of @len bytes (cut to fit) */
+void tu_subst_dir(char *buf, size_t len, const char *text, const char *dir);
 /* capture log messages (errors and warnings) for assertions */
 void tu_log_capture_start(void);
 void tu_log_capture_stop(void);
