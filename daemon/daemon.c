@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "claims.h"
 #include "clock.h"
 #include "daemon.h"
 #include "log.h"
@@ -60,218 +59,20 @@ static void print_config_errors(const struct config_errors *errs)
 		log_err("%s", errs->msgs[i]);
 }
 
-/* ---- workers ---- */
+/* ---- pipelines ---- */
 
-static void *worker_thread(void *arg)
+static int daemon_start_pipeline(struct daemon *d, const struct pipeline_config *pc)
 {
-	struct worker *w = arg;
-
-	w->result = pipeline_run(&w->cfg, &w->env);
-	atomic_store(&w->status.setup_done, true);
-	atomic_store(&w->exited, true);
-	/* --once and exit_when_done end now, not at the next tick */
-	run_env_wake_main(&w->env);
-	return NULL;
-}
-
-static int worker_start(struct daemon *d, const struct pipeline_config *pc)
-{
-	struct worker *w;
-	int ret;
-
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	pipeline_status_init(&w->status);
-	ret = pipeline_config_dup(pc, &w->cfg);
-	if (ret)
-		goto fail_free;
-	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->wake_fd < 0) {
-		ret = -errno;
-		goto fail_cfg;
-	}
-	w->env = (struct run_env){
+	const struct run_env base = {
 		.state_dir = d->cfg.state_dir,
 		.probe = &d->probe,
-		.stop = &w->stop,
-		.wake_fd = w->wake_fd,
 		.main_fd = d->event_fd,
-		.status = &w->status,
 	};
-	w->rate_ns = clock_mono_ns();
-	ret = pthread_create(&w->thread, NULL, worker_thread, w);
-	if (ret) {
-		ret = -ret;
-		goto fail_fd;
-	}
-	w->joinable = true;
-	w->next = d->workers;
-	d->workers = w;
-	log_info("pipeline %s: started", pc->name);
-	return 0;
 
-fail_fd:
-	close(w->wake_fd);
-fail_cfg:
-	pipeline_config_free(&w->cfg);
-fail_free:
-	free(w);
-	log_err("pipeline %s: cannot start its thread: %s", pc->name, strerror(-ret));
-	return ret;
-}
-
-static void worker_stop(struct worker *w)
-{
-	uint64_t one = 1;
-
-	atomic_store(&w->stop, true);
-	/* the pipeline waits in io_uring_enter(); its ring polls this eventfd */
-	if (write(w->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_debug("pipeline %s: wake: %s", w->cfg.name, strerror(errno));
-}
-
-static void worker_free(struct worker *w)
-{
-	if (w->joinable)
-		pthread_join(w->thread, NULL);
-	close(w->wake_fd);
-	pipeline_config_free(&w->cfg);
-	pthread_mutex_destroy(&w->status.lock);
-	free(w);
-}
-
-static struct worker *worker_find(struct daemon *d, const char *name)
-{
-	for (struct worker *w = d->workers; w; w = w->next)
-		if (!strcmp(w->cfg.name, name))
-			return w;
-	return NULL;
-}
-
-static void worker_unlink(struct daemon *d, struct worker *w)
-{
-	for (struct worker **pp = &d->workers; *pp; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			return;
-		}
-	}
-}
-
-/*
- * A pipeline that a reload adds may collide with one still running under an
- * older config (changed, or removed and draining): 1 and why, or 0.
- */
-static int worker_conflict(struct daemon *d, const struct pipeline_config *pc, char *why,
-			   size_t len)
-{
-	struct pipeline_claims mine, theirs;
-	int line, found = 0;
-
-	if (claims_of(pc, &mine))
-		return 0;
-	for (struct worker *w = d->workers; w && !found; w = w->next) {
-		if (atomic_load(&w->exited) || !strcmp(w->cfg.name, pc->name))
-			continue;
-		if (claims_of(&w->cfg, &theirs))
-			continue;
-		found = claims_conflict(&mine, &theirs, &line, why, len);
-		claims_free(&theirs);
-	}
-	claims_free(&mine);
-	return found;
-}
-
-/* join pipelines that ended; log how once */
-static void workers_reap(struct daemon *d)
-{
-	for (struct worker *w = d->workers; w; w = w->next) {
-		if (!atomic_load(&w->exited) || w->reaped)
-			continue;
-		pthread_join(w->thread, NULL);
-		w->joinable = false;
-		w->reaped = true;
-		if (w->result == -EINTR)
-			d->stopped++;
-		else if (w->result)
-			d->failures++;
-	}
-}
-
-static bool workers_all_exited(const struct daemon *d)
-{
-	for (const struct worker *w = d->workers; w; w = w->next)
-		if (!atomic_load(&w->exited))
-			return false;
-	return true;
-}
-
-static bool workers_all_set_up(const struct daemon *d)
-{
-	for (const struct worker *w = d->workers; w; w = w->next)
-		if (!atomic_load(&w->status.setup_done))
-			return false;
-	return true;
+	return worker_start(&d->workers, pc, &base);
 }
 
 /* ---- status ---- */
-
-static void workers_update_rates(struct daemon *d)
-{
-	uint64_t now = clock_mono_ns();
-
-	for (struct worker *w = d->workers; w; w = w->next) {
-		uint64_t b = atomic_load(&w->status.bytes_done);
-		uint64_t resumed = atomic_load(&w->status.bytes_resumed);
-		double dt = (now - w->rate_ns) / 1e9;
-
-		/* a resumed run starts counting at its resume point, not at 0 */
-		if (w->rate_bytes < resumed)
-			w->rate_bytes = resumed;
-		if (dt < 0.9)
-			continue;
-		/* a smoothed rate: a second's sample is noisy at small block counts */
-		double inst = b >= w->rate_bytes ? (b - w->rate_bytes) / dt : 0;
-
-		w->rate_bps = w->rate_bps ? 0.5 * w->rate_bps + 0.5 * inst : inst;
-		if (atomic_load(&w->status.state) != PIPELINE_RUNNING)
-			w->rate_bps = 0;
-		w->rate_bytes = b;
-		w->rate_ns = now;
-	}
-}
-
-static void entry_from_worker(struct worker *w, struct status_entry *e)
-{
-	struct pipeline_status *st = &w->status;
-	uint64_t start = atomic_load(&st->start_ns), end = atomic_load(&st->end_ns);
-	enum pipeline_state s = atomic_load(&st->state);
-
-	memset(e, 0, sizeof(*e));
-	snprintf(e->name, sizeof(e->name), "%s", w->cfg.name);
-	snprintf(e->state, sizeof(e->state), "%s", pipeline_state_to_string(s));
-	pipeline_status_get_engine(st, e->engine, sizeof(e->engine));
-	snprintf(e->transform, sizeof(e->transform), "%s", transform_to_string(w->cfg.transform));
-	e->bytes_done = atomic_load(&st->bytes_done);
-	e->bytes_total = atomic_load(&st->bytes_total);
-	e->bytes_durable = atomic_load(&st->bytes_durable);
-	e->bytes_resumed = atomic_load(&st->bytes_resumed);
-	e->enters = atomic_load(&st->enters);
-	e->cqes = atomic_load(&st->cqes);
-	e->bpf_ops = atomic_load(&st->bpf_ops);
-	e->bpf_bytes = atomic_load(&st->bpf_bytes);
-	e->user_copied = atomic_load(&st->user_copied);
-	e->errors = atomic_load(&st->errors);
-	e->rate_bps = w->rate_bps;
-	if (start)
-		e->elapsed = ((end ? end : clock_mono_ns()) - start) / 1e9;
-	/* over a finished run, the average rate is the honest figure */
-	if (s == PIPELINE_FINISHED && e->elapsed > 0)
-		e->rate_bps = (e->bytes_done - e->bytes_resumed) / e->elapsed;
-	pipeline_status_get_error(st, e->error, sizeof(e->error));
-	pipeline_status_get_note(st, e->note, sizeof(e->note));
-}
 
 /* seconds left at the current rate; -1 when unknown */
 static double entry_eta(const struct status_entry *e)
@@ -307,7 +108,7 @@ static void daemon_show_progress(struct daemon *d, const char *line)
 	uint64_t now = clock_mono_ns();
 	bool running = false;
 
-	for (struct worker *w = d->workers; w; w = w->next)
+	for (struct worker *w = d->workers.list; w; w = w->next)
 		running |= atomic_load(&w->status.state) == PIPELINE_RUNNING;
 	if (d->opts.once && d->tty) {
 		if (line && running) {
@@ -344,7 +145,7 @@ static void daemon_publish_status(struct daemon *d)
 	size_t off = 0;
 	int n = 0, ret;
 
-	for (struct worker *w = d->workers; w; w = w->next)
+	for (struct worker *w = d->workers.list; w; w = w->next)
 		n++;
 	r.entries = calloc(n ? n : 1, sizeof(*r.entries));
 	if (!r.entries)
@@ -355,12 +156,12 @@ static void daemon_publish_status(struct daemon *d)
 	line[0] = '\0';
 	/* oldest first: the list is newest first */
 	for (int i = n - 1; i >= 0; i--) {
-		struct worker *w = d->workers;
+		struct worker *w = d->workers.list;
 		struct status_entry *e = &r.entries[r.nr++];
 
 		for (int k = 0; k < i; k++)
 			w = w->next;
-		entry_from_worker(w, e);
+		worker_status_entry(w, e);
 		if (off < sizeof(line) - 1) {
 			off += snprintf(line + off, sizeof(line) - off, "%s", off ? "; " : "");
 			if (off < sizeof(line) - 1)
@@ -389,7 +190,7 @@ static void daemon_watchdog(struct daemon *d)
 
 	if (!d->watchdog_usec || now - d->last_watchdog_ns < d->watchdog_usec * 1000 / 4)
 		return;
-	for (struct worker *w = d->workers; w; w = w->next) {
+	for (struct worker *w = d->workers.list; w; w = w->next) {
 		uint64_t hb = atomic_load(&w->status.heartbeat_ns);
 
 		if (atomic_load(&w->status.state) != PIPELINE_RUNNING || !hb)
@@ -431,7 +232,7 @@ static void daemon_reload(struct daemon *d)
 	if (strcmp(next.state_dir, d->cfg.state_dir) || strcmp(next.runtime_dir, d->cfg.runtime_dir))
 		log_warning("state_dir and runtime_dir changes take effect on restart only");
 
-	for (struct worker *w = d->workers; w; w = w->next) {
+	for (struct worker *w = d->workers.list; w; w = w->next) {
 		if (config_find_pipeline(&next, w->cfg.name) || atomic_load(&w->exited))
 			continue;
 		log_notice("pipeline %s: removed from the configuration: stopping it at a "
@@ -440,7 +241,7 @@ static void daemon_reload(struct daemon *d)
 	}
 	for (int i = 0; i < next.nr_pipelines; i++) {
 		const struct pipeline_config *pc = &next.pipelines[i];
-		struct worker *w = worker_find(d, pc->name);
+		struct worker *w = worker_find(&d->workers, pc->name);
 
 		if (w && !atomic_load(&w->exited)) {
 			if (!pipeline_config_same(&w->cfg, pc))
@@ -449,18 +250,18 @@ static void daemon_reload(struct daemon *d)
 					    "again", pc->name);
 			continue;
 		}
-		if (worker_conflict(d, pc, why, sizeof(why))) {
+		if (worker_conflict(&d->workers, pc, why, sizeof(why))) {
 			log_err("pipeline %s: not started: %s (still running under the previous "
 				"configuration); reload again once it has stopped", pc->name, why);
 			continue;
 		}
 		if (w) {
 			/* it ended before: start it again, the checkpoint knows what is left */
-			workers_reap(d);
-			worker_unlink(d, w);
+			workers_reap(&d->workers);
+			worker_unlink(&d->workers, w);
 			worker_free(w);
 		}
-		worker_start(d, pc);
+		daemon_start_pipeline(d, pc);
 	}
 
 	/* keep the directories the running pipelines use */
@@ -471,7 +272,7 @@ static void daemon_reload(struct daemon *d)
 	d->cfg.state_dir = d->cfg.runtime_dir = NULL;
 	config_free(&d->cfg);
 	d->cfg = next;
-	for (struct worker *w = d->workers; w; w = w->next)
+	for (struct worker *w = d->workers.list; w; w = w->next)
 		w->env.state_dir = d->cfg.state_dir;
 	devices_reload(&d->devices, &d->cfg);
 	log_notice("reloaded %s: %d pipeline(s)", d->opts.config_path, d->cfg.nr_pipelines);
@@ -503,7 +304,7 @@ static void daemon_stop_all(struct daemon *d)
 	d->stopping = true;
 	notify_stopping();
 	log_notice("stopping: draining in-flight chains and checkpointing");
-	for (struct worker *w = d->workers; w; w = w->next)
+	for (struct worker *w = d->workers.list; w; w = w->next)
 		worker_stop(w);
 }
 
@@ -540,8 +341,8 @@ static void daemon_tick(struct daemon *d, int timeout_ms)
 		if ((pfd[1].revents & POLLIN) && read(d->event_fd, &n, sizeof(n)) < 0)
 			log_debug("event fd: %s", strerror(errno));
 	}
-	workers_reap(d);
-	workers_update_rates(d);
+	workers_reap(&d->workers);
+	workers_update_rates(&d->workers);
 	devices_update_rates(&d->devices, clock_mono_ns());
 	daemon_watchdog(d);
 }
@@ -556,11 +357,11 @@ static int daemon_exit_status(const struct daemon *d)
 	bool run_to_end = d->opts.once || d->cfg.exit_when_done;
 
 	if (d->opts.once) {
-		if (d->failures)
+		if (d->workers.failed)
 			return DAEMON_EXIT_FAILED;
-		return d->stopped ? DAEMON_EXIT_STOPPED : DAEMON_EXIT_OK;
+		return d->workers.stopped ? DAEMON_EXIT_STOPPED : DAEMON_EXIT_OK;
 	}
-	return d->failures && !d->stopping && run_to_end ? DAEMON_EXIT_FAILED : DAEMON_EXIT_OK;
+	return d->workers.failed && !d->stopping && run_to_end ? DAEMON_EXIT_FAILED : DAEMON_EXIT_OK;
 }
 
 int daemon_main(const struct daemon_options *opts)
@@ -621,14 +422,14 @@ int daemon_main(const struct daemon_options *opts)
 	}
 	log_notice("starting %d pipeline(s) from %s", d.cfg.nr_pipelines, opts->config_path);
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
-		worker_start(&d, &d.cfg.pipelines[i]);
+		daemon_start_pipeline(&d, &d.cfg.pipelines[i]);
 	/* before READY=1: a device is there (or has said why not) when the unit is up */
 	devices_start(&d.devices, &d.cfg, d.probe.bpf_ok);
 
 	ready_deadline = clock_mono_ns() + READY_WAIT_S * 1000000000ULL;
 	for (;;) {
 		daemon_tick(&d, TICK_MS);
-		if (!ready && (workers_all_set_up(&d) || clock_mono_ns() > ready_deadline)) {
+		if (!ready && (workers_all_set_up(&d.workers) || clock_mono_ns() > ready_deadline)) {
 			/* rings, buffers and BPF ops are set up (or failed and said why) */
 			notify_ready();
 			ready = true;
@@ -639,24 +440,24 @@ int daemon_main(const struct daemon_options *opts)
 			last_status = clock_mono_ns();
 		}
 		/* devices are served until the daemon is told to stop */
-		if (workers_all_exited(&d) && (d.stopping ||
+		if (workers_all_exited(&d.workers) && (d.stopping ||
 		    ((opts->once || d.cfg.exit_when_done) && !d.devices.list)))
 			break;
 	}
 	devices_stop(&d.devices);
-	workers_reap(&d);
+	workers_reap(&d.workers);
 	daemon_publish_status(&d);
 	daemon_end_progress(&d);
-	while (d.workers) {
-		struct worker *w = d.workers;
+	while (d.workers.list) {
+		struct worker *w = d.workers.list;
 
-		d.workers = w->next;
+		d.workers.list = w->next;
 		worker_free(w);
 	}
 	close(d.sigfd);
 	close(d.event_fd);
 	ret = daemon_exit_status(&d);
-	log_notice("exiting%s%s", d.failures ? ": some pipelines failed" : "",
+	log_notice("exiting%s%s", d.workers.failed ? ": some pipelines failed" : "",
 		   ret == DAEMON_EXIT_STOPPED ? ": stopped before every pipeline finished" : "");
 	config_free(&d.cfg);
 	return ret;

@@ -11,6 +11,7 @@
 #include "devices.h"
 #include "engine.h"
 #include "pipeline.h"
+#include "workers.h"
 
 /*
  * Exit status of iou-offloadd, part of its command-line contract (--help and
@@ -22,25 +23,6 @@ enum daemon_exit {
 	DAEMON_EXIT_USAGE = 2,		/* bad command line */
 	DAEMON_EXIT_STOPPED = 3,	/* --once: stopped (SIGTERM, SIGINT) before the end */
 	DAEMON_EXIT_CONFIG = 78,	/* the configuration is invalid (EX_CONFIG) */
-};
-
-/* a pipeline's thread, as the main thread sees it */
-struct worker {
-	struct worker *next;
-	struct pipeline_config cfg;	/* its own copy: reloads free the old config */
-	struct pipeline_status status;
-	struct run_env env;
-	_Atomic bool stop;
-	_Atomic bool exited;
-	int wake_fd;			/* eventfd: wakes the pipeline's ring on stop */
-	pthread_t thread;
-	bool joinable;
-	int result;
-	bool reaped;			/* exit logged and counted */
-	/* for MiB/s */
-	uint64_t rate_bytes;
-	uint64_t rate_ns;
-	double rate_bps;
 };
 
 struct daemon_options {
@@ -55,7 +37,7 @@ struct daemon {
 	struct daemon_options opts;
 	struct daemon_config cfg;
 	struct engine_probe probe;
-	struct worker *workers;
+	struct workers workers;		/* one per pipeline, newest first */
 	struct device_set devices;	/* [device NAME]s being served */
 	int sigfd;
 	int event_fd;			/* eventfd: pipelines wake the main thread */
@@ -64,8 +46,6 @@ struct daemon {
 	uint64_t last_watchdog_ns;
 	char status_path[4200];
 	bool stopping;
-	int failures;			/* pipelines that ended failed */
-	int stopped;			/* pipelines stopped before their end */
 	bool tty;			/* stderr is a terminal: --once draws a progress line */
 	bool progress_shown;
 	uint64_t last_progress_ns;	/* last progress log line */
