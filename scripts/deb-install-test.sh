@@ -10,11 +10,17 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 . "$REPO/tests/lib/tap.sh"
 
-base=$(ls -d "$BUILD_ROOT"/image/base-* 2>/dev/null | head -1)
-[ -n "$base" ] || { echo "ok 1 - package install/remove # SKIP no guest base image yet (make image)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
-# the base image is not replaced under us (tests/vm/build-image.sh holds it exclusively)
+# the base image is not replaced under us (tests/vm/build-image.sh holds the
+# lock exclusively while it builds a new base and deletes the old one): take
+# the lock first, then pick the base, or a base picked while a new one is
+# being built is deleted before it is copied
+[ -d "$BUILD_ROOT/image" ] || { echo "ok 1 - package install/remove # SKIP no guest base image yet (make image)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 exec 8>"$BUILD_ROOT/image/.lock"
 flock -s 8
+base=$(ls -d "$BUILD_ROOT"/image/base-* 2>/dev/null | head -1)
+[ -n "$base" ] || { echo "ok 1 - package install/remove # SKIP no guest base image yet (make image)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+[ -s "$base/var/lib/dpkg/status" ] && [ -x "$base/usr/bin/dpkg-query" ] ||
+	die "$base is not a complete base image (no dpkg database): rm -rf it and run make image"
 debs=("$BUILD_ROOT"/deb/iou-offload_*_amd64.deb "$BUILD_ROOT"/deb/iou-offload-demo_*_all.deb)
 root=$BUILD_ROOT/deb/root
 rm -rf "$root"
