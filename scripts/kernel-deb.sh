@@ -73,7 +73,11 @@ log "bindeb-pkg ($KCONFIG) in $KOBJ, version $pkgversion"
 # bindeb-pkg leaves the packages in the object dir's parent: a scratch dir
 # keeps them apart from the build root's own files
 rm -f "$BUILD_ROOT"/linux-*.deb "$BUILD_ROOT"/linux-upstream_* "$BUILD_ROOT"/linux-iou-offload_*
-nice -n 10 "${KMAKE[@]}" bindeb-pkg KDEB_SOURCENAME=linux-iou-offload KDEB_PKGVERSION="$pkgversion" \
+# the packages' Maintainer: the project's, as in debian/control (not user@host)
+maint=$(sed -n 's/^Maintainer: *//p' "$REPO/debian/control" | head -1)
+[[ $maint =~ ^(.+)\ \<(.+)\>$ ]] || die "debian/control: no 'Maintainer: NAME <EMAIL>' line"
+DEBFULLNAME=${BASH_REMATCH[1]} DEBEMAIL=${BASH_REMATCH[2]} \
+	nice -n 10 "${KMAKE[@]}" bindeb-pkg KDEB_SOURCENAME=linux-iou-offload KDEB_PKGVERSION="$pkgversion" \
 	> "$BUILD_ROOT/kernel-deb-$KCONFIG.log" 2>&1 || {
 	tail -40 "$BUILD_ROOT/kernel-deb-$KCONFIG.log" >&2
 	die "bindeb-pkg failed (log: $BUILD_ROOT/kernel-deb-$KCONFIG.log)"
