@@ -26,6 +26,7 @@ enum iou_ud_tag {
 	IOU_TAG_NOTIFY = 5,	/* loop: the write that wakes the daemon's monitor */
 	IOU_TAG_WAKE = 6,	/* daemon: poll on the pipeline's wake eventfd */
 	IOU_TAG_WRITEBACK = 7,	/* daemon: sync_file_range starting one destination's writeback */
+	IOU_TAG_RECORD = 8,	/* daemon: a step of writing a flushed checkpoint's record */
 };
 
 static inline __u64 iou_ud(__u64 tag, __u32 slot, __u32 op)

@@ -26,7 +26,6 @@
 #include "kv.h"
 
 #define CKPT_MAGIC "iou-offload-checkpoint 1"
-#define CKPT_MAX_BYTES 8191
 
 const char *ckpt_state_to_string(enum ckpt_state s)
 {
@@ -156,7 +155,7 @@ int checkpoint_load(const char *dir, const char *name, struct checkpoint *c)
 	ret = checkpoint_path(dir, name, path, sizeof(path));
 	if (ret)
 		return ret;
-	ret = kv_read(path, CKPT_MAX_BYTES, &text);
+	ret = kv_read(path, CKPT_RECORD_MAX, &text);
 	if (ret)
 		return ret;
 	ret = checkpoint_parse(text, c);
@@ -166,7 +165,7 @@ int checkpoint_load(const char *dir, const char *name, struct checkpoint *c)
 
 int checkpoint_save(const char *dir, const char *name, const struct checkpoint *c)
 {
-	char path[4096], buf[CKPT_MAX_BYTES];
+	char path[4096], buf[CKPT_RECORD_MAX];
 	int len, ret;
 
 	ret = checkpoint_path(dir, name, path, sizeof(path));

@@ -37,6 +37,9 @@ struct checkpoint {
 
 const char *ckpt_state_to_string(enum ckpt_state s);
 
+/* the largest checkpoint file, in bytes */
+#define CKPT_RECORD_MAX	8191
+
 /* path of NAME's checkpoint in @dir */
 int checkpoint_path(const char *dir, const char *name, char *buf, size_t len);
 /* 0, -ENOENT (none yet), -EINVAL (unreadable: treated as none, with a warning) */

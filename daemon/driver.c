@@ -121,7 +121,8 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		ckpt_start_writeback(pr, w);
 		ckpt_begin(pr, w, false);
 		wake_arm(pr);
-		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->wb_inflight)
+		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->rec.inflight &&
+		    !pr->wb_inflight)
 			break;
 
 		ret = ring_submit_and_wait(&pr->ring, 1, WAIT_TIMEOUT_MS);
@@ -143,6 +144,9 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 				break;
 			case IOU_TAG_WRITEBACK:
 				ckpt_handle_writeback_cqe(pr, data, cqe->res);
+				break;
+			case IOU_TAG_RECORD:
+				ckpt_handle_record_cqe(pr, data, cqe->res);
 				break;
 			case IOU_TAG_WAKE:
 				handle_wake_cqe(pr, cqe);

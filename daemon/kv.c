@@ -155,6 +155,36 @@ int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool 
 	return ret;
 }
 
+int kv_replace_open(struct kv_pending *p, const char *path, mode_t mode)
+{
+	char dir[sizeof(p->path)];
+	int ret;
+
+	if (snprintf(p->path, sizeof(p->path), "%s", path) >= (int)sizeof(p->path))
+		return -ENAMETOOLONG;
+	snprintf(p->tmp, sizeof(p->tmp), "%s.tmp", path);
+	memcpy(dir, p->path, sizeof(dir));
+	p->dir_fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dir_fd < 0)
+		return -errno;
+	p->fd = open(p->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (p->fd < 0) {
+		ret = -errno;
+		close(p->dir_fd);
+		return ret;
+	}
+	return 0;
+}
+
+void kv_replace_close(struct kv_pending *p, bool failed)
+{
+	close(p->fd);
+	close(p->dir_fd);
+	if (failed)
+		unlink(p->tmp);
+	p->fd = p->dir_fd = -1;
+}
+
 void kv_put_fields(FILE *f, const struct kv_field *fields, size_t nr, const char *prefix,
 		   const void *base)
 {

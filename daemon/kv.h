@@ -32,6 +32,22 @@ void kv_put(FILE *f, const char *key, const char *v);
  */
 int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool durable);
 
+/*
+ * kv_replace() for a caller that does the I/O itself, e.g. through a ring:
+ * kv_replace_open() creates PATH.tmp and opens the directory; the caller
+ * writes the tmp file, fsyncs it, renames it over PATH and fsyncs the
+ * directory, in that order; kv_replace_close() closes both and, when that
+ * failed, removes the tmp file.
+ */
+struct kv_pending {
+	char path[4096];
+	char tmp[4100];
+	int fd, dir_fd;
+};
+
+int kv_replace_open(struct kv_pending *p, const char *path, mode_t mode);
+void kv_replace_close(struct kv_pending *p, bool failed);
+
 /* a struct's field as a key of the file: a table of these says both ways */
 enum kv_type {
 	KV_STR,		/* char[]: cut to fit when read */

@@ -200,6 +200,11 @@ static void teardown_ring(struct pipeline_run *pr)
 	if (pr->engine && pr->engine_priv && pr->engine->detach)
 		pr->engine->detach(pr);
 	ring_exit(&pr->ring);
+	/* a record cut off with the ring (it broke): its tmp file goes */
+	if (pr->rec.inflight) {
+		kv_replace_close(&pr->rec.kv, true);
+		pr->rec.inflight = 0;
+	}
 	if (pr->chains) {
 		for (int i = 0; i < pr->nr_chains; i++) {
 			free(pr->chains[i].ops);

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "engine.h"
 #include "files.h"
+#include "kv.h"
 #include "plan.h"
 #include "ring.h"
 #include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
@@ -142,6 +143,15 @@ struct pipeline_run {
 	int wb_inflight;		/* sync_file_range CQEs outstanding */
 	uint64_t durable;
 	uint64_t last_ckpt_ns;
+	/* the record of a flushed checkpoint, written through the ring (resume.c) */
+	struct {
+		struct kv_pending kv;
+		char buf[CKPT_RECORD_MAX + 1];
+		int len;
+		uint64_t done;		/* what it records */
+		int inflight;		/* its CQEs outstanding */
+		bool failed;
+	} rec;
 	uint64_t flush_start_ns;	/* when the checkpoint's fsyncs in flight began */
 	bool resumed;
 	bool wake_armed;

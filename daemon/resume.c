@@ -100,6 +100,23 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	c->updated = time(NULL);
 }
 
+/* progress is safe on disk, just not recorded: loud, not fatal */
+static void ckpt_unrecorded(struct pipeline_run *pr, int err)
+{
+	log_warning("pipeline %s: cannot write checkpoint in %s: %s",
+		    pr->cfg.name, pr->env->state_dir, strerror(-err));
+	atomic_fetch_add(&pr->env->status->errors, 1);
+}
+
+static void ckpt_recorded(struct pipeline_run *pr, uint64_t done)
+{
+	pr->durable = done;
+	pr->last_ckpt_ns = clock_mono_ns();
+	atomic_store(&pr->env->status->bytes_durable, done);
+	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
+		  pr->cfg.name, done, pr->plan.p.length);
+}
+
 static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	int ret;
@@ -107,17 +124,10 @@ static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uin
 	ckpt_fill(pr, state, done);
 	ret = checkpoint_save(pr->env->state_dir, pr->cfg.name, &pr->ckpt);
 	if (ret) {
-		/* progress is safe on disk, just not recorded: loud, not fatal */
-		log_warning("pipeline %s: cannot write checkpoint in %s: %s",
-			    pr->cfg.name, pr->env->state_dir, strerror(-ret));
-		atomic_fetch_add(&pr->env->status->errors, 1);
+		ckpt_unrecorded(pr, ret);
 		return ret;
 	}
-	pr->durable = done;
-	pr->last_ckpt_ns = clock_mono_ns();
-	atomic_store(&pr->env->status->bytes_durable, done);
-	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
-		  pr->cfg.name, done, pr->plan.p.length);
+	ckpt_recorded(pr, done);
 	return 0;
 }
 
@@ -159,7 +169,7 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 {
 	uint64_t interval = pr->cfg.s.checkpoint_interval;
 
-	if (pr->ckpt_fsyncs || pr->error || w <= pr->durable)
+	if (pr->ckpt_fsyncs || pr->rec.inflight || pr->error || w <= pr->durable)
 		return;
 	if (!force && w - pr->durable < interval / 2 &&
 	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
@@ -179,6 +189,53 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 	pr->flush_start_ns = clock_mono_ns();
 }
 
+/*
+ * The record of a flushed checkpoint goes through the ring too, as
+ * checkpoint_save() would write it: the tmp file, its fsync, the rename
+ * over the checkpoint, the directory's fsync, linked in that order. Two
+ * synchronous fsyncs per checkpoint stalled the chains for a journal commit
+ * each (tens of ms under load); now the chains move on beside them, and the
+ * checkpoint advances when the last step completes. 0, or -errno when it
+ * could not be started (the caller writes the record itself).
+ */
+static int ckpt_record_submit(struct pipeline_run *pr, uint64_t done)
+{
+	struct io_uring_sqe *sqe[4];
+	char path[sizeof(pr->rec.kv.path)];
+	int ret;
+
+	if (io_uring_sq_space_left(&pr->ring.uring) < 4)
+		return -EBUSY;
+	ret = checkpoint_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path));
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&pr->ckpt_lock);
+	ckpt_fill(pr, CKPT_RUNNING, done);
+	ret = checkpoint_format(&pr->ckpt, pr->cfg.name, pr->rec.buf, sizeof(pr->rec.buf));
+	pthread_mutex_unlock(&pr->ckpt_lock);
+	if (ret < 0)
+		return ret;
+	pr->rec.len = ret;
+	ret = kv_replace_open(&pr->rec.kv, path, 0600);
+	if (ret)
+		return ret;
+	for (int i = 0; i < 4; i++)
+		sqe[i] = ring_get_sqe(&pr->ring);
+	io_uring_prep_write(sqe[0], pr->rec.kv.fd, pr->rec.buf, pr->rec.len, 0);
+	io_uring_prep_fsync(sqe[1], pr->rec.kv.fd, 0);
+	io_uring_prep_renameat(sqe[2], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD, pr->rec.kv.path, 0);
+	io_uring_prep_fsync(sqe[3], pr->rec.kv.dir_fd, 0);
+	for (int i = 0; i < 4; i++) {
+		if (i < 3)
+			sqe[i]->flags |= IOSQE_IO_LINK;
+		io_uring_sqe_set_data64(sqe[i], iou_ud(IOU_TAG_RECORD, 0, i));
+	}
+	pr->rec.done = done;
+	pr->rec.inflight = 4;
+	pr->rec.failed = false;
+	return 0;
+}
+
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
 	int d = iou_ud_op(data);
@@ -194,7 +251,25 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
 			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->ckpt_watermark,
 			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
-		ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
+		if (ckpt_record_submit(pr, pr->ckpt_watermark))
+			ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
+	}
+}
+
+void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
+{
+	/* a short write cuts the link too; the steps after it end -ECANCELED */
+	if (!pr->rec.failed && (res < 0 || (iou_ud_op(data) == 0 && res != pr->rec.len))) {
+		pr->rec.failed = true;
+		ckpt_unrecorded(pr, res < 0 ? res : -EIO);
+	}
+	if (--pr->rec.inflight)
+		return;
+	kv_replace_close(&pr->rec.kv, pr->rec.failed);
+	if (!pr->rec.failed) {
+		pthread_mutex_lock(&pr->ckpt_lock);
+		ckpt_recorded(pr, pr->rec.done);
+		pthread_mutex_unlock(&pr->ckpt_lock);
 	}
 }
 

@@ -60,19 +60,13 @@ static int teardown(void **state)
 /* config with @D for the test directory; [daemon] dirs under it */
 static void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines)
 {
-	char *buf = malloc(strlen(pipelines) * 4 + 4096), *o = buf;
+	size_t len = strlen(pipelines) * 4 + 4096;
+	char *buf = malloc(len);
+	int n;
 
-	o += sprintf(o, "[daemon]\nstate_dir = %s/state\nruntime_dir = %s/run\n"
+	n = snprintf(buf, len, "[daemon]\nstate_dir = %s/state\nruntime_dir = %s/run\n"
 		     "engine = uring\n%s", f->dir, f->dir, extra_daemon);
-	for (const char *p = pipelines; *p; p++) {
-		if (*p == '@' && p[1] == 'D') {
-			o += sprintf(o, "%s", f->dir);
-			p++;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
+	tu_subst_dir(buf + n, len - n, pipelines, f->dir);
 	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
 	free(buf);
 }
@@ -1138,55 +1132,99 @@ static void writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes(v
 	same_files(f, "src", "out");
 }
 
-static void enter_count_matches_strace(void **state)
+/*
+ * Run the daemon (--once) under strace -c tracing @syscalls; the calls of
+ * all of them in *calls. 0, or skip() where strace cannot run here.
+ */
+static int strace_calls(struct fx *f, const char *syscalls, unsigned long *calls)
 {
-	struct fx *f = *state;
-	char *trace = tu_path(f->dir, "strace.out");
-	char *argv[] = { "/usr/bin/strace", "-f", "-qq", "-c", "-e", "trace=io_uring_enter", "-o",
+	char *trace = tu_path(f->dir, "strace.out"), filter[128];
+	char *argv[] = { "/usr/bin/strace", "-f", "-qq", "-c", "-e", filter, "-o",
 			 trace, IOU_BIN, "-c", f->conf, "--once", NULL };
-	struct status_entry e;
-	unsigned long calls = 0;
-	char *s, *line;
+	char *s, *err, *line;
+	double pct, secs;
+	unsigned long usecs;
+	bool no_ptrace;
+	int rc;
 
 	if (access("/usr/bin/strace", X_OK)) {
 		print_message("skipped: no strace\n");
 		free(trace);
 		skip();
 	}
+	snprintf(filter, sizeof(filter), "trace=%s", syscalls);
+	/* LeakSanitizer refuses to run under ptrace; leaks are checked elsewhere */
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+	rc = run_bin(f, argv);
+	unsetenv("ASAN_OPTIONS");
+	err = slurp(f->err);
+	no_ptrace = rc != 0 && strstr(err, "ptrace");
+	free(err);
+	if (no_ptrace) {
+		print_message("skipped: strace cannot trace here\n");
+		free(trace);
+		skip();
+	}
+	s = slurp(trace);
+	*calls = 0;
+	/* "% time seconds usecs/call calls [errors] syscall": the total line sums them */
+	line = strstr(s, " total");
+	if (line) {
+		while (line > s && line[-1] != '\n')
+			line--;
+		if (sscanf(line, "%lf %lf %lu %lu", &pct, &secs, &usecs, calls) != 4)
+			*calls = 0;
+	}
+	free(s);
+	free(trace);
+	return rc;
+}
+
+static void enter_count_matches_strace(void **state)
+{
+	struct fx *f = *state;
+	struct status_entry e;
+	unsigned long calls;
+
 	make_src(f, "src", 32 << 20, 6);
 	write_conf(f, "block_size = 256K\nqueue_depth = 8\n",
 		   "[pipeline p]\ntransform = stripe\nstripe_unit = 64K\nsource = @D/src\n"
 		   "destination = @D/s0\ndestination = @D/s1\n");
-	/* LeakSanitizer refuses to run under ptrace; leaks are checked elsewhere */
-	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-	int rc = run_bin(f, argv);
-	unsetenv("ASAN_OPTIONS");
-	s = slurp(trace);
-	char *err = slurp(f->err);
-	bool no_ptrace = rc != 0 && strstr(err, "ptrace");
-
-	free(err);
-	if (no_ptrace) {
-		print_message("skipped: strace cannot trace here\n");
-		free(s);
-		free(trace);
-		skip();
-	}
-	assert_int_equal(rc, 0);
-	line = strstr(s, "io_uring_enter");
-	assert_non_null(line);
-	/* "% time seconds usecs/call calls [errors] syscall": calls is the 4th field */
-	while (line > s && line[-1] != '\n')
-		line--;
-	double pct, secs;
-	unsigned long usecs;
-	assert_true(sscanf(line, "%lf %lf %lu %lu", &pct, &secs, &usecs, &calls) == 4);
+	assert_int_equal(strace_calls(f, "io_uring_enter", &calls), 0);
 	assert_true(status_of(f, "p", &e));
 	print_message("io_uring_enter: daemon counted %lu, strace counted %lu\n",
 		      (unsigned long)e.enters, calls);
 	assert_int_equal(e.enters, calls);
-	free(s);
-	free(trace);
+}
+
+/*
+ * Checkpoints are flushed and recorded through the ring: the fdatasync of
+ * the destination, then the record's write, fsync, rename and directory
+ * fsync. The pipeline thread itself syncs only at the start (the first
+ * record) and at the end, however many checkpoints a run takes.
+ */
+static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
+{
+	struct fx *f = *state;
+	unsigned long calls;
+	int records = 0;
+	char *err;
+
+	make_src(f, "src", 16 << 20, 7);
+	write_conf(f, "block_size = 256K\nqueue_depth = 4\ncheckpoint_interval = 1M\n"
+		   "log_level = debug\n",
+		   "[pipeline p]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	assert_int_equal(strace_calls(f, "fsync,fdatasync", &calls), 0);
+	err = slurp(f->err);
+	for (char *p = err; (p = strstr(p, "checkpoint: durable up to byte")); p++)
+		records++;
+	free(err);
+	print_message("%d checkpoints recorded with %lu fsync/fdatasync calls\n", records,
+		      calls);
+	assert_true(records >= 8);
+	/* the first record (2), the last flush (1) and record (2) */
+	assert_true(calls <= 5);
+	same_files(f, "src", "out");
 }
 
 int main(void)
@@ -1259,6 +1297,8 @@ int main(void)
 			writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
+		cmocka_unit_test_setup_teardown(checkpoints_do_not_fsync_on_the_pipeline_thread, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("iou-offloadd binary", tests, NULL, NULL);
