@@ -2,12 +2,15 @@
 # KCONFIG=distro's configuration step: Debian's own amd64 config
 # (linux-config-6.12, the same version as linux-source-6.12) plus
 # kernel-patches/config/distro.config, olddefconfig in the patched tree, and
-# every line of the fragment verified. Writes $BUILD_ROOT/obj-distro/.config.
-# Seconds; make check runs it (skipped, and said so, before make kernel has
-# extracted and patched the tree), make kernel-deb KCONFIG=distro builds on it.
+# every line of the fragment verified. Writes OBJDIR/.config (argument 1):
+# make kernel-deb KCONFIG=distro passes $BUILD_ROOT/obj-distro and builds on
+# it, under that build's lock. make check runs it with no argument, in
+# $BUILD_ROOT/distro-config-check, so that it never rewrites the .config of
+# a distro build going on beside it (hours). Seconds; skipped, and said so,
+# before make kernel has extracted and patched the tree.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
-KOBJ=$BUILD_ROOT/obj-distro
+KOBJ=${1:-$BUILD_ROOT/distro-config-check}
 frag=$REPO/kernel-patches/config/distro.config
 base=$(cat "$REPO/kernel-patches/BASE")
 debcfg=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz

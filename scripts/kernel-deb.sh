@@ -59,7 +59,7 @@ fi
 exec 9>"$BUILD_ROOT/kernel-$KCONFIG.lock"
 flock 9
 if [ "$KCONFIG" = distro ]; then
-	"$REPO/scripts/kernel-config-distro.sh"
+	"$REPO/scripts/kernel-config-distro.sh" "$KOBJ"
 fi
 [ "$(cat "$KSRC/.iou-series" 2>/dev/null)" = "$series_hash" ] ||
 	die "$KSRC does not hold kernel-patches/series as it is now (another build applied a different one?): run make kernel-deb again"
