@@ -48,8 +48,9 @@ bool pipeline_stop_requested(const struct pipeline_run *pr)
 /*
  * What a crash may cost is bounded (iou-offloadd(8): about queue_depth
  * blocks plus checkpoint_interval): a block is only started when it ends
- * within that window past the last flushed checkpoint. Without this, the
- * writes run ahead of a slow fdatasync by far more than a queue depth.
+ * within that window past the last checkpoint recorded (or flushed, when
+ * its record could not be written). Without this, the writes run ahead of
+ * a slow fdatasync by far more than a queue depth.
  */
 static bool within_ckpt_window(const struct pipeline_run *pr)
 {

@@ -138,7 +138,7 @@ struct pipeline_run {
 	uint64_t ckpt_watermark;	/* durable once the fsyncs in flight finish */
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
 	bool sync_failed;		/* an fsync failed: what it covered may be lost */
-	uint64_t synced;		/* logical bytes flushed by the last checkpoint fsync */
+	uint64_t synced;		/* flushed by the last checkpoint, once it is recorded */
 	uint64_t wb_started;		/* logical bytes whose writeback was started */
 	int wb_inflight;		/* sync_file_range CQEs outstanding */
 	uint64_t durable;

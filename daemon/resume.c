@@ -247,12 +247,13 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 			      strerror(-res), pr->durable);
 	}
 	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
-		pr->synced = pr->ckpt_watermark;
 		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
 			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->ckpt_watermark,
 			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
-		if (ckpt_record_submit(pr, pr->ckpt_watermark))
+		if (ckpt_record_submit(pr, pr->ckpt_watermark)) {
 			ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
+			pr->synced = pr->ckpt_watermark;
+		}
 	}
 }
 
@@ -266,6 +267,8 @@ void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	if (--pr->rec.inflight)
 		return;
 	kv_replace_close(&pr->rec.kv, pr->rec.failed);
+	/* recorded or not, the data is on disk: the writes may move on */
+	pr->synced = pr->rec.done;
 	if (!pr->rec.failed) {
 		pthread_mutex_lock(&pr->ckpt_lock);
 		ckpt_recorded(pr, pr->rec.done);
