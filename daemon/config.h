@@ -37,6 +37,16 @@ enum engine_kind {
 	ENGINE_LOOP,		/* bpf-ops loop_step drives the chains; only when asked */
 };
 
+/*
+ * A stripe unit scattered through a block or a request (several units per
+ * member): moved by one request per unit straight from the buffer it was
+ * read into, or gathered into one contiguous buffer per member first.
+ */
+enum stripe_io {
+	STRIPE_IO_PER_UNIT,	/* one request per unit, from the buffer in place */
+	STRIPE_IO_GATHER,	/* units gathered per member, one request per member */
+};
+
 /* settings a [pipeline] inherits from [daemon] unless it sets them */
 struct pipeline_settings {
 	enum engine_kind engine;
@@ -57,6 +67,7 @@ struct pipeline_config {
 	int line;			/* line of the [pipeline NAME] header */
 	enum transform transform;
 	enum gather_layout gather;
+	enum stripe_io stripe_io;	/* stripe and destripe: several units per member */
 	char *sources[CONFIG_MAX_FILES];
 	int nr_sources;
 	char *dests[CONFIG_MAX_FILES];
@@ -85,11 +96,6 @@ enum read_policy {
 };
 
 /* stripe: how a request with several units on one member reaches it */
-enum stripe_io {
-	STRIPE_IO_PER_UNIT,	/* one request per unit, straight from the tag buffer */
-	STRIPE_IO_GATHER,	/* units gathered into a staging buffer, one request per member */
-};
-
 struct device_config {
 	char name[CONFIG_NAME_MAX + 1];
 	int line;			/* of the [device NAME] header */

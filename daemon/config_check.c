@@ -47,6 +47,11 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 	/* the checks below need a valid transform and both file lists */
 	if (!(pc->key_valid & (1u << K_TRANSFORM)) || !pc->nr_sources || !pc->nr_dests)
 		return;
+	if (pc->key_line[K_STRIPE_IO] && pc->transform != TRANSFORM_STRIPE &&
+	    !(pc->transform == TRANSFORM_GATHER && pc->gather == GATHER_DESTRIPE))
+		add_error(st, pc->key_line[K_STRIPE_IO],
+			  "key 'stripe_io' is only valid with transform = stripe or "
+			  "gather = destripe");
 	if (pc->key_line[K_GATHER] && pc->transform != TRANSFORM_GATHER)
 		add_error(st, pc->key_line[K_GATHER],
 			  "key 'gather' is only valid with transform = gather");
@@ -105,6 +110,13 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 				  "stripe_unit = %u is too small for block_size = %u: "
 				  "expected at most %d stripe units per block",
 				  pc->s.stripe_unit, pc->s.block_size, UNITS_PER_BLOCK_MAX);
+		/* one request per unit: a block's chain and the ring stay small */
+		else if (pc->stripe_io == STRIPE_IO_PER_UNIT && units > PER_UNIT_MAX)
+			add_error(st, pc->key_line[K_STRIPE_IO],
+				  "stripe_io = per-unit: block_size = %u holds %" PRIu64 " stripe "
+				  "units of %u, expected at most %d (one request each)",
+				  pc->s.block_size, (uint64_t)units, pc->s.stripe_unit,
+				  PER_UNIT_MAX);
 	}
 }
 

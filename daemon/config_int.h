@@ -95,6 +95,7 @@ struct key_def {
 #define SU_MIN		512
 #define SU_MAX		(1u << 30)
 #define UNITS_PER_BLOCK_MAX 4096
+#define PER_UNIT_MAX	16	/* stripe_io = per-unit: requests per block */
 #define RETRIES_MAX	1000
 #define RETRY_DELAY_MAX	3600
 #define CKPT_MAX	(1ULL << 44)

@@ -77,7 +77,8 @@ static const struct key_def keys[] = {
 	  .device = FN(V, logical_block_size, set_logical_block_size) },
 	{ "read_policy", K_READ_POLICY, .device = ENUM(V, read_policy, read_policy_names) },
 	{ "size", K_SIZE, .device = SIZE64(V, size, 1, DEV_SIZE_MAX) },
-	{ "stripe_io", K_STRIPE_IO, .device = ENUM(V, stripe_io, stripe_io_names) },
+	{ "stripe_io", K_STRIPE_IO, .pipeline = ENUM(P, stripe_io, stripe_io_names),
+	  .device = ENUM(V, stripe_io, stripe_io_names) },
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_NR, "one entry per key id");
 

@@ -48,6 +48,7 @@ static int setup_plan(struct pipeline_run *pr)
 	struct plan_params pp = {
 		.transform = pc->transform,
 		.gather = pc->gather,
+		.per_unit = pc->stripe_io == STRIPE_IO_PER_UNIT,
 		.nr_sources = pr->fs.nr_src,
 		.nr_dests = pr->fs.nr_dst,
 		.offset = pc->offset,

@@ -148,13 +148,13 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 		/* each member's share starts aligned: at most one pad per member */
 		pl->w_size = round_up(p->block_size, ra) + n * ra;
 		pl->max_reads = 1;
-		pl->max_writes = n;
+		pl->max_writes = p->per_unit ? (int)units : n;
 		pl->max_copies = units;
 		break;
 	case TRANSFORM_GATHER:
 		pl->w_size = round_up(p->block_size, ra);
 		pl->max_writes = 1;
-		pl->max_reads = n;
+		pl->max_reads = is_destripe(p) && p->per_unit ? (int)units : n;
 		if (is_destripe(p)) {
 			pl->r_size = round_up(p->block_size, ra) + n * ra;
 			pl->max_copies = units;
@@ -284,6 +284,51 @@ static bool one_unit_each(const struct plan *pl, struct block_plan *bp)
 	return true;
 }
 
+/*
+ * stripe_io = per-unit, where members hold several units of a block: one
+ * write per unit straight from the read area (stripe), or one read per unit
+ * straight into its place in the block (destripe), instead of one request
+ * per member through a gather; same alignment rule as one_unit_each().
+ */
+static bool per_unit_ios(const struct plan *pl, struct block_plan *bp,
+			 const struct member_span *m)
+{
+	const struct plan_params *p = &pl->p;
+	bool stripe = p->transform == TRANSFORM_STRIPE;
+
+	if (!p->per_unit || bp->nr_copies > (stripe ? pl->max_writes : pl->max_reads))
+		return false;
+	for (int i = 0; i < bp->nr_copies; i++) {
+		const struct plan_copy *c = &bp->copies[i];
+		uint32_t at = stripe ? c->src_off : c->dst_off;
+
+		if (at % p->io_align || (c->len % p->io_align && at + c->len != bp->len))
+			return false;
+	}
+	for (int i = 0; i < bp->nr_copies; i++) {
+		struct plan_copy *c = &bp->copies[i];
+		const struct member_span *s = &m[c->group];
+
+		if (stripe) {
+			set_write(pl, &bp->writes[i], c->group, c->dst_off,
+				  p->dest_offset + s->first + (c->dst_off - s->base), c->len,
+				  c->src_off);
+		} else {
+			set_read(pl, &bp->reads[i], c->group, c->dst_off,
+				 p->offset + s->first + (c->src_off - s->base), c->len);
+			c->src_off = c->dst_off;
+		}
+	}
+	if (stripe) {
+		bp->nr_writes = bp->nr_copies;
+	} else {
+		bp->nr_reads = bp->nr_copies;
+		bp->writes[0].rbuf_off = 0;
+	}
+	bp->from_read = true;
+	return true;
+}
+
 int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 {
 	const struct plan_params *p = &pl->p;
@@ -337,6 +382,8 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 			for (int i = 0; i < bp->nr_copies; i++)
 				io_of(bp->writes, bp->nr_writes, bp->copies[i].group)->rbuf_off =
 					bp->copies[i].src_off;
+		else
+			per_unit_ios(pl, bp, m);
 		break;
 
 	case TRANSFORM_GATHER:
@@ -368,6 +415,8 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 					c->src_off = c->dst_off;
 				}
 				bp->writes[0].rbuf_off = 0;
+			} else {
+				per_unit_ios(pl, bp, m);
 			}
 		} else {
 			for (int s = 0; s < p->nr_sources && lo < hi; s++) {

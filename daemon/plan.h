@@ -23,6 +23,7 @@
 struct plan_params {
 	enum transform transform;
 	enum gather_layout gather;
+	bool per_unit;			/* stripe_io = per-unit */
 	int nr_sources;
 	int nr_dests;
 	uint64_t offset;		/* into each source */

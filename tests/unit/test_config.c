@@ -670,6 +670,31 @@ static void at_most_sixteen_destinations(void **state)
 		     "destinations per pipeline");
 }
 
+static void stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	expect_ok(&p, "[pipeline s]\ntransform = stripe\nsource = /s\ndestination = /a\n"
+		  "destination = /b\nstripe_io = per-unit\n"
+		  "[pipeline g]\ntransform = gather\ngather = destripe\nsource = /x\nsource = /y\n"
+		  "destination = /d\n");
+	assert_int_equal(p.cfg.pipelines[0].stripe_io, STRIPE_IO_PER_UNIT);
+	assert_int_equal(p.cfg.pipelines[1].stripe_io, STRIPE_IO_GATHER);
+	done(&p);
+	expect_error("[pipeline c]\ntransform = copy\nsource = /s\ndestination = /d\n"
+		     "stripe_io = per-unit\n",
+		     "test.conf:5: [pipeline c]: key 'stripe_io' is only valid with transform = "
+		     "stripe or gather = destripe");
+	expect_error("[pipeline s]\ntransform = stripe\nsource = /s\ndestination = /a\n"
+		     "destination = /b\nstripe_io = sideways\n",
+		     "test.conf:6: [pipeline s]: stripe_io = 'sideways': expected per-unit or gather");
+	expect_error("[pipeline s]\ntransform = stripe\nsource = /s\ndestination = /a\n"
+		     "destination = /b\nstripe_io = per-unit\nblock_size = 1M\nstripe_unit = 32K\n",
+		     "test.conf:6: [pipeline s]: stripe_io = per-unit: block_size = 1048576 holds 32 "
+		     "stripe units of 32768, expected at most 16 (one request each)");
+}
+
 static void stripe_unit_must_not_be_tiny_for_the_block(void **state)
 {
 	(void)state;
@@ -957,6 +982,7 @@ int main(void)
 		cmocka_unit_test(a_destination_may_not_be_a_source_or_repeat),
 		cmocka_unit_test(at_most_sixteen_destinations),
 		cmocka_unit_test(stripe_unit_must_not_be_tiny_for_the_block),
+		cmocka_unit_test(stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather),
 		cmocka_unit_test(every_error_of_a_file_is_reported),
 		cmocka_unit_test(unreadable_file_names_the_path),
 		cmocka_unit_test(fingerprint_follows_layout_not_tuning),

@@ -833,6 +833,53 @@ static void one_unit_stripes_and_destripes_memcpy_nothing(void **state)
 	free(buf);
 }
 
+/*
+ * stripe_io = per-unit: with two units per member in a block, each unit is
+ * written from the read area (stripe) or read into its place (destripe):
+ * nothing is memcpy'd, and the layout is the gather's, which memcpys them.
+ */
+static void per_unit_stripes_and_destripes_memcpy_nothing(void **state)
+{
+	struct fx *f = *state;
+	size_t len = (1 << 20) + 4096 + 17;	/* a short last block and a partial unit */
+	uint8_t *buf = malloc(len), *parts[2];
+	uint64_t plen[2];
+
+	tu_fill(buf, len, 17);
+	make_file(f, "src", buf, len);
+	stripe_ref(buf, len, 2, 64 << 10, parts, plen);
+	for (int per_unit = 0; per_unit < 2; per_unit++) {
+		char conf[512];
+		uint64_t copied;
+
+		snprintf(conf, sizeof(conf), "[pipeline p%d]\nengine = uring\ntransform = stripe\n"
+			 "source = @D/src\ndestination = @D/s0\ndestination = @D/s1\n"
+			 "block_size = 256K\nstripe_unit = 64K\nstripe_io = %s\n", per_unit,
+			 per_unit ? "per-unit" : "gather");
+		assert_int_equal(run(f, conf), 0);
+		copied = atomic_load(&f->st.user_copied);
+		print_message("stripe, %s: %lu bytes memcpy'd\n", per_unit ? "per-unit" : "gather",
+			      (unsigned long)copied);
+		assert_true(per_unit ? copied == 0 : copied >= (1 << 20));
+		expect_file(f, "s0", parts[0], plen[0]);
+		expect_file(f, "s1", parts[1], plen[1]);
+
+		snprintf(conf, sizeof(conf), "[pipeline q%d]\nengine = uring\ntransform = gather\n"
+			 "gather = destripe\nsource = @D/s0\nsource = @D/s1\n"
+			 "destination = @D/back\nblock_size = 256K\nstripe_unit = 64K\n"
+			 "stripe_io = %s\n", per_unit, per_unit ? "per-unit" : "gather");
+		assert_int_equal(run(f, conf), 0);
+		copied = atomic_load(&f->st.user_copied);
+		print_message("destripe, %s: %lu bytes memcpy'd\n",
+			      per_unit ? "per-unit" : "gather", (unsigned long)copied);
+		assert_true(per_unit ? copied == 0 : copied >= (1 << 20));
+		expect_file(f, "back", buf, len);
+	}
+	free(parts[0]);
+	free(parts[1]);
+	free(buf);
+}
+
 static const struct { const char *tag; enum transform t; enum gather_layout g; } transforms[] = {
 	{ "copy", TRANSFORM_COPY, GATHER_CONCAT },
 	{ "mirror", TRANSFORM_MIRROR, GATHER_CONCAT },
@@ -862,7 +909,7 @@ int main(void)
 		{ "block_plus_1", BS_SMALL + 1, false },
 		{ "64_MiB", BIG, true },
 	};
-	struct CMUnitTest tests[25 + 32];
+	struct CMUnitTest tests[25 + 33];
 	int n = 0;
 
 	for (int t = 0; t < 5; t++) {
@@ -910,6 +957,7 @@ int main(void)
 	T(a_copy_block_posts_one_cqe);
 	T(stripe_copies_in_userspace_on_the_uring_engine);
 	T(one_unit_stripes_and_destripes_memcpy_nothing);
+	T(per_unit_stripes_and_destripes_memcpy_nothing);
 #undef T
 	return _cmocka_run_group_tests("uring engine", tests, n, NULL, NULL);
 }
