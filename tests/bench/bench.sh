@@ -25,8 +25,10 @@
 #            (2 destinations), stripe (4 destinations, one unit per member
 #            per block: nothing to shuffle) and stripe-multi (4 destinations,
 #            stripe_unit = block / 16: four units of each member scattered
-#            through every block, which the engine gathers), if the binary is
-#            there and accepts the engine (else a skip says why)
+#            through every block, which the engine gathers) and stripe-perunit
+#            (the same layout with stripe_io = per-unit: one write per unit
+#            from the read buffer, nothing gathered), if the binary is there
+#            and accepts the engine (else a skip says why)
 # Per run, besides wall and CPU time: context switches (wait4's rusage),
 # io_uring_enter calls, system calls and io-wq punts (guest, exact), and for
 # the daemon its own exact counts from its status file: CQEs, IORING_OP_BPF
@@ -42,7 +44,7 @@
 # BENCH_BS ("1M" with brd, else "64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA
 # ("brd"; all: "brd tmpfs virtio"), BENCH_TOOLS ("memcpy dd cp fio engines"),
 # BENCH_ENGINES ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe
-# stripe-multi"), BENCH_ENGINE_QD
+# stripe-multi stripe-perunit"), BENCH_ENGINE_QD
 # ("32"; all: "1 8 32"), BENCH_MEMCPY_MB (64: bytes per memcpy run),
 # BENCH_MOVSB ("off": every mover but the memcpy row runs with glibc told not
 # to use rep movsb; "on": glibc's own choice).
@@ -84,7 +86,7 @@ BENCH_QD=${BENCH_QD:-1 8 32}
 BENCH_ENGINE_QD=${BENCH_ENGINE_QD:-32}
 BENCH_TOOLS=${BENCH_TOOLS:-memcpy dd cp fio engines}
 BENCH_ENGINES=${BENCH_ENGINES:-uring bpf loop}
-BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe stripe-multi}
+BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe stripe-multi stripe-perunit}
 BENCH_MOVSB=${BENCH_MOVSB:-off}
 NO_MOVSB=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824)
 if [ "$mode" = guest ]; then
@@ -189,8 +191,14 @@ has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 ndests() { case "$1" in mirror) echo 2 ;; stripe*) echo 4 ;; *) echo 1 ;; esac; }
 # stripe_unit TRANSFORM BS: stripe, one unit per member per block (bs / 4);
 # stripe-multi, four units per member per block (bs / 16), which the daemon
-# gathers into one write per member (IORING_OP_BPF, or memcpy on uring)
-stripe_unit() { case "$1" in stripe) echo $(($2 / 4)) ;; stripe-multi) echo $(($2 / 16)) ;; esac; }
+# gathers into one write per member (IORING_OP_BPF, or memcpy on uring);
+# stripe-perunit, the same units written one by one (stripe_io = per-unit)
+stripe_unit() {
+	case "$1" in
+	stripe) echo $(($2 / 4)) ;;
+	stripe-multi|stripe-perunit) echo $(($2 / 16)) ;;
+	esac
+}
 
 # engine_config FILE ENGINE TRANSFORM MEDIUM BS QD: an iou-offloadd
 # configuration running one pipeline once
@@ -206,7 +214,8 @@ engine_config() {
 		[[ $tf == stripe* ]] && echo "stripe_unit = $(stripe_unit "$tf" "$bs")"
 		echo
 		echo "[pipeline bench]"
-		echo "transform = ${tf%-multi}"
+		echo "transform = ${tf%-*}"
+		[ "$tf" = stripe-perunit ] && echo "stripe_io = per-unit"
 		echo "source = ${MSRC[$medium]}"
 		echo "length = $LEN"
 		for d in "${dsts[@]:0:$n}"; do echo "destination = $d"; done
