@@ -109,7 +109,7 @@ ublk_up() {	# TARGET ENGINE -> DEV, DPID
 		echo "nr_queues = $UBLK_QUEUES"
 		echo "queue_depth = 64"
 		echo "max_io_size = 1M"
-		echo "stripe_unit = $((UNIT >> 10))K"
+		case "$tf" in stripe*) echo "stripe_unit = $((UNIT >> 10))K" ;; esac
 		[ "$tf" = stripe-gather ] && echo "stripe_io = gather"
 		for m in $(members "$tf"); do echo "backing = $m"; done
 	} > "$conf"
