@@ -38,35 +38,15 @@ const char *enum_name_of(const struct enum_names *names, int value)
 	return "?";
 }
 
-const char *engine_kind_to_string(enum engine_kind e)
-{
-	return enum_name_of(&engine_names, e);
-}
+#define TO_STRING(fn, type, names) \
+	const char *fn(type v) { return enum_name_of(&names, v); }
 
-const char *transform_to_string(enum transform t)
-{
-	return enum_name_of(&transform_names, t);
-}
-
-const char *gather_layout_to_string(enum gather_layout g)
-{
-	return enum_name_of(&gather_names, g);
-}
-
-const char *device_target_to_string(enum device_target t)
-{
-	return enum_name_of(&target_names, t);
-}
-
-const char *read_policy_to_string(enum read_policy p)
-{
-	return enum_name_of(&read_policy_names, p);
-}
-
-const char *stripe_io_to_string(enum stripe_io s)
-{
-	return enum_name_of(&stripe_io_names, s);
-}
+TO_STRING(engine_kind_to_string, enum engine_kind, engine_names)
+TO_STRING(transform_to_string, enum transform, transform_names)
+TO_STRING(gather_layout_to_string, enum gather_layout, gather_names)
+TO_STRING(device_target_to_string, enum device_target, target_names)
+TO_STRING(read_policy_to_string, enum read_policy, read_policy_names)
+TO_STRING(stripe_io_to_string, enum stripe_io, stripe_io_names)
 
 void settings_defaults(struct pipeline_settings *s)
 {
@@ -86,9 +66,8 @@ void settings_defaults(struct pipeline_settings *s)
 }
 
 /* devices do not inherit from [daemon]: their settings are a block device's */
-void device_init(struct device_config *dc)
+void device_defaults(struct device_config *dc)
 {
-	memset(dc, 0, sizeof(*dc));
 	dc->engine = ENGINE_AUTO;
 	dc->nr_queues = 1;
 	dc->queue_depth = 64;

@@ -27,34 +27,15 @@
 
 /* ---- the section ---- */
 
-static int devices_add(struct parse_state *st, const char *name)
-{
-	struct daemon_config *cfg = st->cfg;
-	struct device_config *n;
-
-	n = realloc(cfg->devices, (cfg->nr_devices + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	cfg->devices = n;
-	st->dev = &n[cfg->nr_devices++];
-	device_init(st->dev);
-	snprintf(st->dev->name, sizeof(st->dev->name), "%s", name);
-	st->dev->line = st->line;
-	return 0;
-}
-
 void device_section_begin(struct parse_state *st, const char *arg)
 {
-	if (!section_name_ok(st, "device", arg, st->cfg->devices, sizeof(*st->cfg->devices),
-			     st->cfg->nr_devices, CONFIG_MAX_DEVICES)) {
+	st->dev = section_add(st, "device", arg, (void **)&st->cfg->devices,
+			      sizeof(*st->cfg->devices), &st->cfg->nr_devices, CONFIG_MAX_DEVICES);
+	if (!st->dev) {
 		st->sec = SEC_BAD;
 		return;
 	}
-	if (devices_add(st, arg)) {
-		st->oom = 1;
-		st->sec = SEC_BAD;
-		return;
-	}
+	device_defaults(st->dev);
 	st->sec = SEC_DEVICE;
 }
 

@@ -155,12 +155,13 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int errors_push(struct config_errors *errs, char *msg);
 /*
- * NAME of a [KIND NAME] header: usable as a file name, not a second section
- * of that name among the @nr in @sections (@stride bytes each), and not
- * one more than @max; else one message and false
+ * A [KIND NAME] section: NAME usable as a file name, not a second section
+ * of that name among the *@nr in *@sections (@size bytes each), not one more
+ * than @max. Appends it zeroed, with its name and header line, or returns
+ * NULL after one message (or st->oom).
  */
-bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
-		     const void *sections, size_t stride, int nr, int max);
+void *section_add(struct parse_state *st, const char *kind, const char *arg, void **sections,
+		  size_t size, int *nr, int max);
 /* read @value by rule @r into the struct at @base */
 int set_by_rule(struct parse_state *st, const struct key_def *k, const struct key_rule *r,
 		void *base, const char *value);
@@ -172,7 +173,8 @@ int set_log_level(struct parse_state *st, const struct key_def *k, void *field,
 /* config.c */
 const char *enum_name_of(const struct enum_names *names, int value);
 void settings_defaults(struct pipeline_settings *s);
-void device_init(struct device_config *dc);
+/* a device's defaults, over a zeroed struct that has its name */
+void device_defaults(struct device_config *dc);
 bool valid_pipeline_name(const char *n);
 
 #endif

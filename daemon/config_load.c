@@ -48,25 +48,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static int pipelines_add(struct parse_state *st, const char *name)
-{
-	struct daemon_config *cfg = st->cfg;
-	struct pipeline_config *n;
-
-	n = realloc(cfg->pipelines, (cfg->nr_pipelines + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	cfg->pipelines = n;
-	st->cur = &n[cfg->nr_pipelines++];
-	memset(st->cur, 0, sizeof(*st->cur));
-	snprintf(st->cur->name, sizeof(st->cur->name), "%s", name);
-	st->cur->line = st->line;
-	st->cur->length = UINT64_MAX;
-	/* measured faster than per-unit writes in make bench (tests/bench/README.md) */
-	st->cur->stripe_io = STRIPE_IO_GATHER;
-	return 0;
-}
-
 static void section_begin(struct parse_state *st, char *inner)
 {
 	char *name = trim(inner);
@@ -99,17 +80,16 @@ static void section_begin(struct parse_state *st, char *inner)
 		return;
 	}
 	arg = trim(name + 8);
-	if (!section_name_ok(st, "pipeline", arg, st->cfg->pipelines,
-			     sizeof(*st->cfg->pipelines), st->cfg->nr_pipelines,
-			     CONFIG_MAX_PIPELINES)) {
+	st->cur = section_add(st, "pipeline", arg, (void **)&st->cfg->pipelines,
+			      sizeof(*st->cfg->pipelines), &st->cfg->nr_pipelines,
+			      CONFIG_MAX_PIPELINES);
+	if (!st->cur) {
 		st->sec = SEC_BAD;
 		return;
 	}
-	if (pipelines_add(st, arg)) {
-		st->oom = 1;
-		st->sec = SEC_BAD;
-		return;
-	}
+	st->cur->length = UINT64_MAX;
+	/* measured faster than per-unit writes in make bench (tests/bench/README.md) */
+	st->cur->stripe_io = STRIPE_IO_GATHER;
 	st->sec = SEC_PIPELINE;
 }
 

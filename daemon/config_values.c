@@ -57,14 +57,14 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 		st->oom = 1;
 }
 
-/* both kinds of named section start alike: section_name_ok() reads them so */
+/* both kinds of named section start alike: section_add() reads and sets them so */
 _Static_assert(offsetof(struct pipeline_config, name) == 0 &&
 	       offsetof(struct device_config, name) == 0 &&
 	       offsetof(struct pipeline_config, line) == offsetof(struct device_config, line),
 	       "a named section starts with its name and its header's line");
 
-bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
-		     const void *sections, size_t stride, int nr, int max)
+static bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
+			    const void *sections, size_t stride, int nr, int max)
 {
 	if (!valid_pipeline_name(arg)) {
 		add_error(st, st->line,
@@ -87,6 +87,26 @@ bool section_name_ok(struct parse_state *st, const char *kind, const char *arg,
 		return false;
 	}
 	return true;
+}
+
+void *section_add(struct parse_state *st, const char *kind, const char *arg, void **sections,
+		  size_t size, int *nr, int max)
+{
+	char *n;
+
+	if (!section_name_ok(st, kind, arg, *sections, size, *nr, max))
+		return NULL;
+	n = realloc(*sections, (*nr + 1) * size);
+	if (!n) {
+		st->oom = 1;
+		return NULL;
+	}
+	*sections = n;
+	n += (size_t)(*nr)++ * size;
+	memset(n, 0, size);
+	snprintf(n, CONFIG_NAME_MAX + 1, "%s", arg);
+	*(int *)(n + offsetof(struct pipeline_config, line)) = st->line;
+	return n;
 }
 
 /* "a, b or c" */
