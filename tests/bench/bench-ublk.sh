@@ -59,8 +59,9 @@ command -v dmsetup > /dev/null || skip_all "dmsetup is not installed (the dm sid
 [ -x "$BT" ] || skip_all "no benchtool (suite bench)"
 BYTES=$((UBLK_MB << 20))
 for i in 0 1 2 3; do
-	n=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
-	[ "$n" -ge "$BYTES" ] || skip_all "/dev/ram$i has $n bytes, needs $BYTES (boot with brd.rd_nr=4 brd.rd_size=$((BYTES >> 10)))"
+	# not n: tap.sh counts the tests in it
+	sz=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
+	[ "$sz" -ge "$BYTES" ] || skip_all "/dev/ram$i has $sz bytes, needs $BYTES (boot with brd.rd_nr=4 brd.rd_size=$((BYTES >> 10)))"
 done
 accel=$("$BT" accel)
 HZ=$(getconf CLK_TCK)
