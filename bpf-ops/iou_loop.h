@@ -42,11 +42,29 @@
 #define LOOP_SQ_ENTRIES		256	/* the loop ring's SQ: SQEs per step at most */
 #define LOOP_MAX_DESTS		16	/* fsyncs per checkpoint */
 
-/* work per loop_step call; the next call comes at once while work is left */
-#define LOOP_REAP_MAX		32	/* CQEs */
-#define LOOP_EVAL_MAX		8	/* chains whose requests all completed */
-#define LOOP_START_MAX		8	/* new blocks */
-#define LOOP_ADVANCE_MAX	64	/* watermark steps */
+/*
+ * Work per loop_step call; the next call comes at once while work is left.
+ * The loops are open-coded iterators, so these bounds cost nothing to
+ * verify: a step takes a whole batch of completions and refills in bulk.
+ */
+#define LOOP_REAP_MAX		1024	/* CQEs */
+#define LOOP_EVAL_MAX		LOOP_MAX_SLOTS	/* chains whose requests all completed */
+#define LOOP_START_MAX		LOOP_SQ_ENTRIES	/* new blocks (the SQ bounds them first) */
+#define LOOP_ADVANCE_MAX	LOOP_MAX_SLOTS	/* watermark steps */
+#define LOOP_WAIT_MAX		(LOOP_SQ_ENTRIES / 2)	/* CQEs waited for at once */
+
+/*
+ * The CQ region (struct io_rings) is read through a pointer whose size the
+ * verifier must know: the loop ring's CQ has one of these sizes (entries),
+ * and the program has one reap per size. The CQEs start at LOOP_CQES_OFF
+ * (struct io_rings on 6.12; the daemon checks cq_off.cqes).
+ */
+#define LOOP_CQES_OFF		64
+#define LOOP_CQ_BYTES(n)	(LOOP_CQES_OFF + (n) * 16)
+#define LOOP_CQ_CLASS0		1024
+#define LOOP_CQ_CLASS1		4096
+#define LOOP_CQ_CLASS2		16384
+#define LOOP_CQ_CLASS3		65536	/* IORING_MAX_CQ_ENTRIES */
 /* SQEs kept free for the timer, the kick poll, fsyncs and the notify write */
 #define LOOP_SQ_RESERVE		(LOOP_MAX_DESTS + 4)
 
@@ -125,6 +143,13 @@ struct iou_loop_ctl {
 	__s64 tick_nsec;
 	__u64 tick_addr;	/* user address of tick_sec */
 	__u64 one_addr;		/* user address of one */
+	/* the CQ ring, from io_uring_params: per ring, so not in the program */
+	__u32 cq_entries;	/* one of LOOP_CQ_CLASS* */
+	__u32 cq_mask;
+	__u32 cq_head_off;
+	__u32 cq_tail_off;
+	__u32 cqes_off;
+	__u32 wait_batch;	/* CQEs to wait for at once, at most */
 
 	/* ---- written by the daemon while the loop runs ---- */
 	__u64 filled;		/* templates are valid for blocks below this */
@@ -180,7 +205,10 @@ struct iou_loop_ctl {
 	__u32 starve_notified;	/* the monitor was told about this starvation */
 	__u64 step_ns;		/* time spent inside loop_step, summed */
 	__u64 busy_steps;	/* steps that asked to come back at once */
-	__u64 resv[4];
+	__u64 cqes_pending;	/* CQEs the requests in flight will still post */
+	__u32 cq_head;		/* the CQ head after this step's reap */
+	__u32 started;		/* blocks started in this step */
+	__u64 resv[2];
 
 	__u32 evalq[LOOP_MAX_SLOTS];
 	struct iou_loop_slot slots[LOOP_MAX_SLOTS];

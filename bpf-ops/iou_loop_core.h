@@ -6,6 +6,7 @@
  * of the kernel on the host (no BPF is ever loaded there).
  *
  * One step:
+ *   begin     loop_step_begin(): the header is ours, the loop still runs
  *   reap      up to LOOP_REAP_MAX CQEs, consuming them (cq.head moves):
  *             a chain's CQE records its result; the last CQE of a group
  *             queues the chain for judging
@@ -19,13 +20,18 @@
  *             when it has templates to write or a checkpoint to record
  *   start     new blocks from their templates, up to LOOP_START_MAX
  * then the caller submits ctl->sq_k SQEs (indexes 0.., IORING_SETUP_SQ_REWIND)
- * and waits for the next CQE, or not at all while work is left.
+ * and waits for loop_wait_nr() more CQEs: a batch (wait_batch, a quarter of
+ * what the queue keeps in flight) or all that are still to come, whichever
+ * is fewer; none while work is left.
  *
  * The pieces are global functions in BPF (LOOP_FN): the verifier checks
  * each once, with its pointer arguments as memory of the struct's size.
- * Every index is masked by a power-of-two constant, and the counters the
- * verifier would otherwise track per path are read back from memory
- * (LOOP_READ), so its state count stays small.
+ * Loops are open-coded iterators (LOOP_FOR: bpf_for), which the verifier
+ * walks until their state repeats instead of once per iteration, so the
+ * bounds cost nothing to verify. Every index is masked by a power-of-two
+ * constant, and what a loop carries from one turn to the next lives in
+ * memory (LOOP_READ), so that its state does repeat. Nothing depends on
+ * the ring's geometry at load time: one loaded program serves every ring.
  */
 #ifndef IOU_LOOP_CORE_H
 #define IOU_LOOP_CORE_H
@@ -39,6 +45,11 @@
 #define LOOP_READ(x)		(*(volatile __typeof__(x) *)&(x))
 #define LOOP_WRITE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define LOOP_BARRIER()		__asm__ __volatile__("" ::: "memory")
+#ifdef bpf_for
+#define LOOP_FOR(i, start, end)	bpf_for(i, start, end)
+#else
+#define LOOP_FOR(i, start, end)	for ((i) = (start); (i) < (__typeof__(i))(end); (i)++)
+#endif
 
 /* uapi values (macros do not reach vmlinux.h); checked by the daemon's build */
 #define LOOP_OPC_FSYNC		3
@@ -169,7 +180,8 @@ LOOP_FN int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 
 LOOP_FN int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 s)
 {
 	struct iou_loop_slot *sl;
-	__u32 next, n, o;
+	__u32 next, n;
+	int o;
 
 	if (!ctl || !sq)
 		return -1;
@@ -178,19 +190,25 @@ LOOP_FN int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u
 	n = LOOP_READ(sl->nr_ops);
 	if (n > LOOP_MAX_OPS || next >= n)
 		return -1;
-	for (o = 0; o < LOOP_MAX_OPS; o++) {
-		if (o < next)
-			continue;
-		if (o >= n)
-			break;
+	LOOP_FOR(o, next, n) {
 		if (loop_put_op(ctl, sq, s, o, o + 1 < n))
 			return -1;
 	}
 	LOOP_WRITE(sl->inflight, n - next);
+	/* each request posts one CQE, also when it fails or is cancelled */
+	LOOP_WRITE(ctl->cqes_pending, LOOP_READ(ctl->cqes_pending) + n - next);
 	return 0;
 }
 
 /* ---- reap ---- */
+
+/* a CQE the books expected has come: one fewer to wait for */
+LOOP_INLINE void loop_cqe_came(struct iou_loop_ctl *ctl)
+{
+	__u64 p = LOOP_READ(ctl->cqes_pending);
+
+	LOOP_WRITE(ctl->cqes_pending, p ? p - 1 : 0);
+}
 
 /* one CQE: ud, and res | flags << 32 */
 LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
@@ -212,6 +230,7 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 			ctl->strays++;
 			return 0;
 		}
+		loop_cqe_came(ctl);
 		sl->ops[o].res = res;
 		LOOP_WRITE(sl->inflight, left - 1);
 		if (left == 1) {
@@ -241,6 +260,7 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 			ctl->strays++;
 			return 0;
 		}
+		loop_cqe_came(ctl);
 		if (res < 0)
 			loop_fail(ctl, LOOP_OP_FSYNC, res, LOOP_READ(ctl->fsync_at), 0,
 				  iou_ud_op(ud), 0, 0, 0);
@@ -252,6 +272,8 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 		return 0;
 	}
 	if (tag == IOU_TAG_NOTIFY) {
+		if (LOOP_READ(ctl->notify_inflight))
+			loop_cqe_came(ctl);
 		LOOP_WRITE(ctl->notify_inflight, 0);
 		return 0;
 	}
@@ -308,9 +330,9 @@ LOOP_FN int loop_judge(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
  */
 LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 {
-	__u32 head, s, next, n, first, o;
+	__u32 head, s, next, n, first;
 	struct iou_loop_slot *sl;
-	int r;
+	int o, r;
 
 	if (!ctl || !sq)
 		return 0;
@@ -322,6 +344,8 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	next = LOOP_READ(sl->next);
 	n = LOOP_READ(sl->nr_ops);
 	/* a resubmission needs room; judge it next step otherwise */
+	if (n > LOOP_MAX_OPS || next >= n)
+		return 0;
 	if (n - next + LOOP_SQ_RESERVE > loop_sq_room(ctl))
 		return 0;
 	LOOP_WRITE(ctl->evalq_head, head + 1);
@@ -329,11 +353,7 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	LOOP_WRITE(ctl->ev_cancelled, 0);
 	LOOP_WRITE(ctl->ev_shorts, 0);
 
-	for (o = 0; o < LOOP_MAX_OPS; o++) {
-		if (o < next)
-			continue;
-		if (o >= n)
-			break;
+	LOOP_FOR(o, next, n) {
 		r = loop_judge(ctl, s, o);
 		if (r < 0)
 			return -1;
@@ -347,7 +367,7 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 			LOOP_WRITE(ctl->ev_cancelled, 1);
 		else
 			LOOP_WRITE(ctl->ev_shorts, 1);
-		if (LOOP_READ(ctl->ev_first) > o)
+		if (LOOP_READ(ctl->ev_first) > (__u32)o)
 			LOOP_WRITE(ctl->ev_first, o);
 	}
 	first = LOOP_READ(ctl->ev_first);
@@ -379,11 +399,11 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 
 LOOP_FN int loop_advance(struct iou_loop_ctl *ctl)
 {
-	int i, moved = 0;
+	int i;
 
 	if (!ctl)
 		return 0;
-	for (i = 0; i < LOOP_ADVANCE_MAX; i++) {
+	LOOP_FOR(i, 0, LOOP_ADVANCE_MAX) {
 		__u64 w = LOOP_READ(ctl->watermark);
 		struct iou_loop_slot *sl;
 
@@ -393,9 +413,8 @@ LOOP_FN int loop_advance(struct iou_loop_ctl *ctl)
 		if (LOOP_READ(sl->busy) && LOOP_READ(sl->block) == w)
 			break;
 		LOOP_WRITE(ctl->watermark, w + 1);
-		moved++;
 	}
-	return moved;
+	return 0;
 }
 
 /* ---- keep: timer, kick poll, checkpoint fsyncs, monitor wakeups ---- */
@@ -404,7 +423,8 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 {
 	struct io_uring_sqe *sqe;
 	__u64 w;
-	__u32 d, nd;
+	__u32 nd;
+	int d;
 
 	if (!ctl || !sq)
 		return 0;
@@ -441,9 +461,8 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 	    nd && nd <= LOOP_MAX_DESTS && loop_sq_room(ctl) >= nd &&
 	    (w - LOOP_READ(ctl->fsync_at) >= ctl->ckpt_blocks ||
 	     now - LOOP_READ(ctl->last_fsync_ns) >= ctl->ckpt_ns)) {
-		for (d = 0; d < LOOP_MAX_DESTS; d++) {
-			if (d >= nd)
-				break;
+		/* none in flight (checked above): count those put */
+		LOOP_FOR(d, 0, nd) {
 			sqe = loop_sqe(ctl, sq);
 			if (!sqe)
 				break;
@@ -452,8 +471,9 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->fd = ctl->dest_file + d;
 			sqe->rw_flags = LOOP_FSYNC_DATASYNC;
 			sqe->user_data = iou_ud(IOU_TAG_FSYNC, 0, d);
+			LOOP_WRITE(ctl->fsyncs, LOOP_READ(ctl->fsyncs) + 1);
+			LOOP_WRITE(ctl->cqes_pending, LOOP_READ(ctl->cqes_pending) + 1);
 		}
-		LOOP_WRITE(ctl->fsyncs, d);
 		LOOP_WRITE(ctl->fsync_at, w);
 		LOOP_WRITE(ctl->last_fsync_ns, now);
 		ctl->fsync_rounds++;
@@ -472,6 +492,7 @@ LOOP_FN int loop_keep(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 no
 			sqe->len = 8;
 			sqe->user_data = iou_ud(IOU_TAG_NOTIFY, 0, 0);
 			LOOP_WRITE(ctl->notify_inflight, 1);
+			LOOP_WRITE(ctl->cqes_pending, LOOP_READ(ctl->cqes_pending) + 1);
 			LOOP_WRITE(ctl->notified, w);
 			LOOP_WRITE(ctl->notified_seq, LOOP_READ(ctl->durable_seq));
 			LOOP_WRITE(ctl->starve_notified, LOOP_READ(ctl->starved));
@@ -537,27 +558,9 @@ LOOP_FN int loop_start(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 
 /* ---- one step, up to the submission ---- */
 
-/* the CQ ring as the program sees it: offsets from io_uring_params.cq_off */
-struct iou_loop_cq_geom {
-	__u64 size;		/* bytes of the region accessed */
-	__u32 head_off;
-	__u32 tail_off;
-	__u32 cqes_off;
-	__u32 mask;
-};
-
-/*
- * Reap, judge, advance, keep and start. Returns -1 when the loop must
- * stop (state set: DONE, FAILED or DRAINED), else 0; ctl->sq_k SQEs are
- * then ready at indexes 0.., and ctl->more says whether to come back at
- * once rather than wait for a CQE. *cq_head is the new CQ head.
- */
-LOOP_INLINE int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u8 *cq,
-			       const struct iou_loop_cq_geom *g, __u64 now, __u32 *cq_head)
+/* the header is ours and the loop still runs: 0, or -1 to stop */
+LOOP_INLINE int loop_step_begin(struct iou_loop_ctl *ctl, __u64 now)
 {
-	__u32 head, tail;
-	int i, r;
-
 	LOOP_WRITE(ctl->sq_k, 0);
 	LOOP_WRITE(ctl->more, 0);
 	ctl->steps++;
@@ -566,33 +569,61 @@ LOOP_INLINE int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq,
 		loop_fail(ctl, LOOP_OP_PLAN, -IOU_EINVAL, 0, 0, 0, 0, 0, 0);
 		return -1;
 	}
-	if (LOOP_READ(ctl->state) != LOOP_RUNNING)
-		return -1;
+	return LOOP_READ(ctl->state) == LOOP_RUNNING ? 0 : -1;
+}
 
-	head = *(volatile __u32 *)(cq + (g->head_off & 0x3f));
-	tail = *(volatile __u32 *)(cq + (g->tail_off & 0x3f));
+/*
+ * Consume up to LOOP_REAP_MAX CQEs from @cq, the CQ region (struct
+ * io_rings) of @size bytes, a constant in BPF: the geometry comes from the
+ * header (cq_*), so every ring's program is the same. The new head is
+ * left in ctl->cq_head.
+ */
+LOOP_INLINE void loop_reap(struct iou_loop_ctl *ctl, __u8 *cq, __u64 size)
+{
+	__u32 hoff = LOOP_READ(ctl->cq_head_off) & 0x3f;
+	__u32 toff = LOOP_READ(ctl->cq_tail_off) & 0x3f;
+	__u32 head, tail;
+	int i;
+
+	LOOP_WRITE(ctl->cq_head, *(volatile __u32 *)(cq + hoff));
+	tail = *(volatile __u32 *)(cq + toff);
 	LOOP_BARRIER();		/* the CQEs are read after the tail */
-	for (i = 0; i < LOOP_REAP_MAX; i++) {
+	LOOP_FOR(i, 0, LOOP_REAP_MAX) {
 		struct io_uring_cqe *cqe;
 		__u64 off;
 
+		head = LOOP_READ(ctl->cq_head);
 		if (head == tail)
 			break;
-		off = g->cqes_off + (__u64)(head & g->mask) * sizeof(struct io_uring_cqe);
-		if (off > g->size - sizeof(struct io_uring_cqe))
+		off = LOOP_READ(ctl->cqes_off) +
+		      (__u64)(head & LOOP_READ(ctl->cq_mask)) * sizeof(struct io_uring_cqe);
+		if (off > size - sizeof(struct io_uring_cqe))
 			break;
 		cqe = (struct io_uring_cqe *)(cq + off);
 		loop_on_cqe(ctl, cqe->user_data,
 			    (__u64)(__u32)cqe->res | ((__u64)cqe->flags << 32));
-		head++;
+		LOOP_WRITE(ctl->cq_head, head + 1);
 	}
 	LOOP_BARRIER();		/* done with the CQEs before handing them back */
-	*(volatile __u32 *)(cq + (g->head_off & 0x3f)) = head;
-	*cq_head = head;
+	head = LOOP_READ(ctl->cq_head);
+	*(volatile __u32 *)(cq + hoff) = head;
 	if (head != tail)
 		LOOP_WRITE(ctl->more, 1);
+}
 
-	for (i = 0; i < LOOP_EVAL_MAX; i++) {
+/*
+ * After the reap: judge, advance, keep and start. Returns -1 when the
+ * loop must stop (state set: DONE, FAILED or DRAINED), else 0; ctl->sq_k
+ * SQEs are then ready at indexes 0.., and ctl->more says whether to come
+ * back at once rather than wait.
+ */
+LOOP_FN int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u64 now)
+{
+	int i, r;
+
+	if (!ctl || !sq)
+		return -1;
+	LOOP_FOR(i, 0, LOOP_EVAL_MAX) {
 		r = loop_eval(ctl, sq);
 		if (r < 0)
 			return -1;
@@ -614,17 +645,40 @@ LOOP_INLINE int loop_step_body(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq,
 	}
 	loop_keep(ctl, sq, now);
 	if (LOOP_READ(ctl->cmd) == LOOP_CMD_RUN) {
-		for (i = 0; i < LOOP_START_MAX; i++) {
+		/* as many new blocks as there are free slots and SQEs: the refill is one step */
+		LOOP_WRITE(ctl->started, 0);
+		LOOP_FOR(i, 0, LOOP_START_MAX) {
 			r = loop_start(ctl, sq);
 			if (r < 0)
 				return -1;
 			if (r == 0)
 				break;
+			LOOP_WRITE(ctl->started, LOOP_READ(ctl->started) + 1);
 		}
-		if (i == LOOP_START_MAX)
+		if (LOOP_READ(ctl->started) == LOOP_START_MAX)
 			LOOP_WRITE(ctl->more, 1);
 	}
 	return 0;
+}
+
+/*
+ * How many more CQEs to wait for before the next step: none while work
+ * is left; else a batch, but never more than the requests in flight will
+ * post (the last blocks of a pipeline must not wait for the timer); one
+ * when none are in flight (a kick or the timer).
+ */
+LOOP_INLINE __u32 loop_wait_nr(struct iou_loop_ctl *ctl)
+{
+	__u64 pending = LOOP_READ(ctl->cqes_pending);
+	__u32 batch = LOOP_READ(ctl->wait_batch);
+
+	if (LOOP_READ(ctl->more))
+		return 0;
+	if (!batch)
+		batch = 1;
+	if (!pending)
+		return 1;
+	return pending < batch ? (__u32)pending : batch;
 }
 
 /* after bpf_io_uring_submit_sqes(@n) returned @ret: -1 to stop */

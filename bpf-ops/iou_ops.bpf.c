@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * iou-offloadd's IORING_OP_BPF programs: one uring_bpf_ops per transform,
- * registered on the daemon's ring under the ids of iou_ops.h.
+ * iou-offloadd's IORING_OP_BPF programs: one prep_fn and one issue_fn for
+ * every transform, the op id taken from the SQE. The four uring_bpf_ops
+ * maps below register them under the ids of iou_ops.h; the daemon loads
+ * the programs once and makes a map of its own per ring and id from these
+ * (they differ only in ring_fd), all sharing the two programs.
  *
  * prep_fn keeps the SQE's parameters in the pdu (the only part of
  * uring_bpf_data a program may write); issue_fn reads each descriptor pair
@@ -25,13 +28,30 @@ char LICENSE[] SEC("license") = "GPL";
 
 #include "iou_kfuncs.h"
 
-/* what the programs did, by op id: the daemon reads these for its counters */
+/*
+ * The kernel's value of a uring_bpf_ops map as this kernel's vmlinux.h lays
+ * it out: the daemon makes each ring's maps from it without parsing the
+ * kernel's BTF, once the size agrees with the kernel's (bpf_loader.c).
+ */
+const volatile __u32 st_value_size = sizeof(struct bpf_struct_ops_uring_bpf_ops);
+const volatile __u32 st_off_id = __builtin_offsetof(struct bpf_struct_ops_uring_bpf_ops, data.id);
+const volatile __u32 st_off_ring_fd = __builtin_offsetof(struct bpf_struct_ops_uring_bpf_ops,
+							  data.ring_fd);
+const volatile __u32 st_off_prep = __builtin_offsetof(struct bpf_struct_ops_uring_bpf_ops,
+						       data.prep_fn);
+const volatile __u32 st_off_issue = __builtin_offsetof(struct bpf_struct_ops_uring_bpf_ops,
+							data.issue_fn);
+
+/* what the programs did, by op id, over every ring: the daemon's counters */
 __u64 nr_completed[IOU_OP_ID_MAX + 1];
 __u64 nr_failed[IOU_OP_ID_MAX + 1];
 __u64 bytes_copied[IOU_OP_ID_MAX + 1];
 
-static __always_inline int iou_prep(struct uring_bpf_data *data,
-				    const struct io_uring_sqe *sqe, __u32 id)
+/* the id the SQE names (IORING_BPF_OP_SHIFT: the patched uapi's top 8 bits) */
+#define IOU_BPF_OP_SHIFT	24
+
+SEC("struct_ops/iou_prep")
+int BPF_PROG(iou_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sqe)
 {
 	struct iou_ops_pdu *pdu = (void *)data->pdu;
 	__u32 nr = sqe->len;
@@ -42,19 +62,20 @@ static __always_inline int iou_prep(struct uring_bpf_data *data,
 	pdu->descs = sqe->addr;
 	pdu->expect = expect;
 	pdu->nr_pairs = nr;
-	pdu->op_id = id;
+	pdu->op_id = sqe->bpf_op_flags >> IOU_BPF_OP_SHIFT;
 	return 0;
 }
 
-static __always_inline int iou_issue(struct uring_bpf_data *data, __u32 id)
+SEC("struct_ops/iou_issue")
+int BPF_PROG(iou_issue, struct uring_bpf_data *data)
 {
 	struct iou_ops_pdu *pdu = (void *)data->pdu;
 	struct io_bpf_buf_desc pair[2];
 	__u64 descs = pdu->descs, expect = pdu->expect, total = 0;
-	__u32 nr = pdu->nr_pairs, i;
-	int res;
+	__u32 nr = pdu->nr_pairs, id = pdu->op_id;
+	int i, res;
 
-	for (i = 0; i < IOU_OPS_MAX_PAIRS; i++) {
+	bpf_for(i, 0, IOU_OPS_MAX_PAIRS) {
 		ssize_t n;
 
 		if (i >= nr)
@@ -87,25 +108,14 @@ out:
 	return 0;
 }
 
+/* the same two programs under every id; ring_fd is set per ring by the daemon */
 #define IOU_OP(name, ID)							\
-SEC("struct_ops/" #name "_prep")						\
-int BPF_PROG(name##_prep, struct uring_bpf_data *data,				\
-	     const struct io_uring_sqe *sqe)					\
-{										\
-	return iou_prep(data, sqe, ID);						\
-}										\
-										\
-SEC("struct_ops/" #name "_issue")						\
-int BPF_PROG(name##_issue, struct uring_bpf_data *data)				\
-{										\
-	return iou_issue(data, ID);						\
-}										\
-										\
 SEC(".struct_ops.link")								\
 struct uring_bpf_ops iou_##name = {						\
 	.id		= ID,							\
-	.prep_fn	= (void *)name##_prep,					\
-	.issue_fn	= (void *)name##_issue,					\
+	.ring_fd	= -1,							\
+	.prep_fn	= (void *)iou_prep,					\
+	.issue_fn	= (void *)iou_issue,					\
 }
 
 IOU_OP(copy, IOU_OP_ID_COPY);

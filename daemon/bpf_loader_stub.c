@@ -36,11 +36,14 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 	return -EOPNOTSUPP;
 }
 
-int bpf_loop_attach(int ring_fd, const struct bpf_loop_params *p, struct bpf_loop_handle **out,
-		    char *err, size_t err_len)
+unsigned int bpf_loader_loads(void)
+{
+	return 0;
+}
+
+int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t err_len)
 {
 	(void)ring_fd;
-	(void)p;
 	*out = NULL;
 	snprintf(err, err_len, "this iou-offloadd was built without BPF ops (make BPF=1)");
 	return -EOPNOTSUPP;

@@ -72,11 +72,12 @@ static size_t loop_meta_size(const struct pipeline_run *pr)
 static void loop_ring_size(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
 			   unsigned int *cq_entries)
 {
-	/* the program refills from SQE 0 each step; CQEs: everything in flight, twice */
+	/*
+	 * The program refills from SQE 0 each step; CQEs: everything in flight,
+	 * twice, rounded up to a size the program has a reap for.
+	 */
 	*sq_entries = LOOP_SQ_ENTRIES;
-	*cq_entries = 2 * ring_pow2(pr->nr_chains * ops + pr->fs.nr_dst + 16);
-	if (*cq_entries < 2 * LOOP_SQ_ENTRIES)
-		*cq_entries = 2 * LOOP_SQ_ENTRIES;
+	*cq_entries = loop_cq_class(2 * ring_pow2(pr->nr_chains * ops + pr->fs.nr_dst + 16));
 }
 
 /* ---- attach: region, eventfds, templates, both BPF programs ---- */
@@ -99,7 +100,6 @@ static int loop_attach(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
 	struct loop_ctl_params cp;
-	struct bpf_loop_params bp;
 	struct loop_engine *le;
 	size_t page = sysconf(_SC_PAGESIZE), meta_size, ctl_len;
 	char err[256];
@@ -168,7 +168,18 @@ static int loop_attach(struct pipeline_run *pr)
 		.ckpt_ns = LOOP_CKPT_NS,
 		.tick_ns = LOOP_TICK_NS,
 		.now_ns = clock_mono_ns(),
+		.cq_entries = pr->ring.params.cq_entries,
+		.cq_head_off = pr->ring.params.cq_off.head,
+		.cq_tail_off = pr->ring.params.cq_off.tail,
+		.cqes_off = pr->ring.params.cq_off.cqes,
+		.wait_batch = loop_wait_batch(pr->nr_chains, le->max_ops),
 	};
+	/* the program reads the CQ through a pointer of a size fixed at load */
+	if (cp.cq_entries != loop_cq_class(cp.cq_entries) || cp.cqes_off != LOOP_CQES_OFF ||
+	    cp.cq_head_off >= LOOP_CQES_OFF || cp.cq_tail_off >= LOOP_CQES_OFF)
+		return pipeline_fail(pr, -EPROTO, "engine = loop: the kernel's CQ ring (%u entries, "
+				     "CQEs at %u) is not laid out as the loop program reads it",
+				     cp.cq_entries, cp.cqes_off);
 	loop_ctl_setup(le->ctl, &cp);
 
 	ret = ring_register_mem_region(&pr->ring, le->region, le->region_len);
@@ -179,22 +190,15 @@ static int loop_attach(struct pipeline_run *pr)
 	ret = bpf_ops_attach(ring_fd(&pr->ring), &le->ops, err, sizeof(err));
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s", err);
-	bp = (struct bpf_loop_params){
-		.cq_size = pr->ring.params.cq_off.cqes +
-			   (uint64_t)pr->ring.params.cq_entries * sizeof(struct io_uring_cqe),
-		.cq_head_off = pr->ring.params.cq_off.head,
-		.cq_tail_off = pr->ring.params.cq_off.tail,
-		.cqes_off = pr->ring.params.cq_off.cqes,
-		.cq_mask = pr->ring.params.cq_entries - 1,
-	};
-	ret = bpf_loop_attach(ring_fd(&pr->ring), &bp, &le->loop, err, sizeof(err));
+	ret = bpf_loop_attach(ring_fd(&pr->ring), &le->loop, err, sizeof(err));
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot attach the loop_step program to the ring: %s",
 				     err);
 	log_info("pipeline %s: loop engine: %u block templates ahead, %zu KiB parameter region, "
-		 "ring %u SQEs / %u CQEs, fdatasync every %" PRIu64 " blocks or %llu s",
+		 "ring %u SQEs / %u CQEs, steps wait for up to %u CQEs, fdatasync every %" PRIu64
+		 " blocks or %llu s",
 		 pc->name, le->nr_tmpl, le->region_len >> 10, pr->ring.params.sq_entries,
-		 pr->ring.params.cq_entries, (uint64_t)le->ctl->ckpt_blocks,
+		 pr->ring.params.cq_entries, le->ctl->wait_batch, (uint64_t)le->ctl->ckpt_blocks,
 		 LOOP_CKPT_NS / 1000000000ULL);
 	return 0;
 }
@@ -206,18 +210,22 @@ static void loop_detach(struct pipeline_run *pr)
 
 	if (!le)
 		return;
-	/* the programs' own count, next to the loop program's: they must agree */
+	/*
+	 * The programs' own count, next to the loop program's; they serve every
+	 * ring, so other pipelines may add to theirs, never take away.
+	 */
 	if (le->ops && le->ctl &&
 	    !bpf_ops_counters(le->ops, bpf_op_id_for(&pr->plan), &done, &failed, &bytes)) {
-		if (bytes != le->ctl->bpf_bytes)
+		if (bytes < le->ctl->bpf_bytes)
 			log_warning("pipeline %s: the uring_bpf_ops program counted %" PRIu64
 				    " bytes, the loop program %" PRIu64, pr->cfg.name, bytes,
 				    (uint64_t)le->ctl->bpf_bytes);
 		log_info("pipeline %s: BPF op %u counted %" PRIu64 " completions, %" PRIu64
-			 " failures, %" PRIu64 " bytes copied in the kernel; the loop took %" PRIu64
-			 " steps (%" PRIu64 " without a wait, %.3f s inside them), %" PRIu64 " SQEs, %"
-			 PRIu64 " CQEs, %" PRIu64 " resubmissions, %" PRIu64 " checkpoint flushes, %"
-			 PRIu64 " kicks", pr->cfg.name, bpf_op_id_for(&pr->plan), done, failed, bytes,
+			 " failures, %" PRIu64 " bytes copied in the kernel (every ring's); the loop "
+			 "took %" PRIu64 " steps (%" PRIu64 " without a wait, %.3f s inside them), %"
+			 PRIu64 " SQEs, %" PRIu64 " CQEs, %" PRIu64 " resubmissions, %" PRIu64
+			 " checkpoint flushes, %" PRIu64 " kicks", pr->cfg.name,
+			 bpf_op_id_for(&pr->plan), done, failed, bytes,
 			 (uint64_t)le->ctl->steps, (uint64_t)le->ctl->busy_steps,
 			 le->ctl->step_ns / 1e9, (uint64_t)le->ctl->sqes, (uint64_t)le->ctl->cqes,
 			 (uint64_t)le->ctl->retries, (uint64_t)le->ctl->fsync_rounds,

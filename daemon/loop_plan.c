@@ -45,6 +45,34 @@ void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p)
 	ctl->tick_addr = (uintptr_t)&ctl->tick_sec;
 	ctl->one_addr = (uintptr_t)&ctl->one;
 	ctl->last_fsync_ns = p->now_ns;
+	ctl->cq_entries = p->cq_entries;
+	ctl->cq_mask = p->cq_entries - 1;
+	ctl->cq_head_off = p->cq_head_off;
+	ctl->cq_tail_off = p->cq_tail_off;
+	ctl->cqes_off = p->cqes_off;
+	ctl->wait_batch = p->wait_batch ? p->wait_batch : 1;
+}
+
+uint32_t loop_cq_class(uint32_t want)
+{
+	static const uint32_t classes[] = {
+		LOOP_CQ_CLASS0, LOOP_CQ_CLASS1, LOOP_CQ_CLASS2, LOOP_CQ_CLASS3,
+	};
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (want <= classes[i])
+			return classes[i];
+	return LOOP_CQ_CLASS3;
+}
+
+uint32_t loop_wait_batch(int nr_slots, int max_ops)
+{
+	/* a quarter of the queue: the rest keeps the device busy while we refill */
+	uint64_t b = (uint64_t)nr_slots * (max_ops > 0 ? max_ops : 1) / 4;
+
+	if (b < 1)
+		b = 1;
+	return b > LOOP_WAIT_MAX ? LOOP_WAIT_MAX : (uint32_t)b;
 }
 
 int loop_feed_init(struct loop_feed *f, const struct plan *pl, int nr_src,

@@ -42,7 +42,16 @@ struct loop_ctl_params {
 	uint64_t ckpt_ns;		/* ... or this often */
 	uint64_t tick_ns;		/* the loop's timer */
 	uint64_t now_ns;		/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+	/* the CQ ring, from io_uring_params */
+	uint32_t cq_entries;		/* one of LOOP_CQ_CLASS* */
+	uint32_t cq_head_off, cq_tail_off, cqes_off;
+	uint32_t wait_batch;		/* CQEs a step waits for at most (>= 1) */
 };
+
+/* the CQ size for a loop ring that needs @want entries: the next LOOP_CQ_CLASS* */
+uint32_t loop_cq_class(uint32_t want);
+/* a quarter of the CQEs @nr_slots chains of @max_ops requests post, 1..LOOP_WAIT_MAX */
+uint32_t loop_wait_batch(int nr_slots, int max_ops);
 
 /* zero @ctl and fill in its header */
 void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p);

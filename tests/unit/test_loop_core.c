@@ -51,8 +51,7 @@ struct pend_chain {
 struct model {
 	struct iou_loop_ctl *ctl;
 	struct iou_loop_sq sq;
-	uint8_t cq[64 + 4096 * sizeof(struct io_uring_cqe)];
-	struct iou_loop_cq_geom g;
+	uint8_t cq[LOOP_CQ_BYTES(LOOP_CQ_CLASS1)];
 	uint32_t cq_tail;		/* what the "kernel" posted */
 	int fds[MAX_FILES];
 	struct iovec bufs[2 * LOOP_MAX_SLOTS];
@@ -305,18 +304,50 @@ static int model_submit(struct model *m, uint32_t n)
 
 static void post(struct model *m, uint64_t ud, int32_t res, uint32_t flags)
 {
-	uint32_t head = *(uint32_t *)(m->cq + m->g.head_off);
+	uint32_t head = *(uint32_t *)(m->cq + m->ctl->cq_head_off);
 	struct io_uring_cqe *cqe;
 
 	/* the CQ must never overflow: the ring is sized for everything in flight */
-	assert_true(m->cq_tail - head <= m->g.mask);
-	cqe = (struct io_uring_cqe *)(m->cq + m->g.cqes_off +
-				      (m->cq_tail & m->g.mask) * sizeof(*cqe));
+	assert_true(m->cq_tail - head <= m->ctl->cq_mask);
+	cqe = (struct io_uring_cqe *)(m->cq + m->ctl->cqes_off +
+				      (m->cq_tail & m->ctl->cq_mask) * sizeof(*cqe));
 	cqe->user_data = ud;
 	cqe->res = res;
 	cqe->flags = flags;
 	m->cq_tail++;
-	*(uint32_t *)(m->cq + m->g.tail_off) = m->cq_tail;
+	*(uint32_t *)(m->cq + m->ctl->cq_tail_off) = m->cq_tail;
+}
+
+/* one loop_step up to the submission, as iou_loop.bpf.c runs it: -1 to stop */
+static int model_step(struct model *m, uint64_t now)
+{
+	if (loop_step_begin(m->ctl, now))
+		return -1;
+	loop_reap(m->ctl, m->cq, sizeof(m->cq));
+	return loop_step_body(m->ctl, &m->sq, now);
+}
+
+/*
+ * The wait the program asks for must be one that ends without the timer:
+ * it counts every CQE its requests in flight will post (no fewer, or the
+ * books drift; no more, or it waits for CQEs that never come).
+ */
+static void check_wait(struct model *m)
+{
+	uint32_t head = *(uint32_t *)(m->cq + m->ctl->cq_head_off);
+	uint64_t coming = 0, nr = loop_wait_nr(m->ctl);
+
+	assert_int_equal(head, m->ctl->cq_head);
+	for (int i = 0; i < m->npend; i++)
+		coming += m->pend[i].nr - m->pend[i].pos;
+	/* CQEs posted but not reaped yet may include the timer's and kicks */
+	assert_true(m->ctl->cqes_pending >= coming);
+	assert_true(m->ctl->cqes_pending <= coming + (m->cq_tail - head));
+	assert_true(nr <= m->ctl->wait_batch || nr == 1);
+	if (!m->ctl->more)
+		assert_true(nr >= 1 && nr <= (coming + (m->cq_tail - head) ? coming + (m->cq_tail - head) : 1));
+	else
+		assert_int_equal(nr, 0);
 }
 
 /* the wait between steps: some CQEs arrive, chains interleaved */
@@ -357,15 +388,14 @@ static void model_wait(struct model *m)
 static uint32_t model_run(struct model *m)
 {
 	for (m->steps = 0; m->steps < MAX_STEPS; m->steps++) {
-		uint32_t head = 0;
-
-		if (loop_step_body(m->ctl, &m->sq, m->cq, &m->g, m->steps * 1000, &head))
+		if (model_step(m, m->steps * 1000))
 			return m->ctl->state;
 		if (m->ctl->sq_k) {
 			uint32_t n = m->ctl->sq_k;
 
 			assert_false(loop_submitted(m->ctl, n, model_submit(m, n)));
 		}
+		check_wait(m);
 		/* invariants the daemon's checkpoints rely on */
 		assert_true(m->ctl->durable <= m->ctl->watermark);
 		assert_true(m->ctl->watermark <= m->ctl->next_block);
@@ -490,13 +520,11 @@ static void pipe_start(struct pipe *p, const struct plan_params *pp, int qd, uin
 		.mon_fd = 100, .kick_fd = 101,
 		.ckpt_blocks = 3, .ckpt_ns = 1000000000ULL, .tick_ns = 1000000000ULL,
 		.now_ns = 0,
+		/* the CQ as the kernel lays it out: head, tail, then the CQEs at 64 */
+		.cq_entries = LOOP_CQ_CLASS1, .cq_head_off = 8, .cq_tail_off = 12,
+		.cqes_off = LOOP_CQES_OFF, .wait_batch = loop_wait_batch(qd, max_ops),
 	};
 	loop_ctl_setup(m->ctl, &cp);
-	/* the CQ as the kernel lays it out: head, tail, then the CQEs at 64 */
-	m->g = (struct iou_loop_cq_geom){
-		.size = sizeof(m->cq), .head_off = 8, .tail_off = 12, .cqes_off = 64,
-		.mask = 4095,
-	};
 	/* the first templates, before the first enter */
 	assert_true(loop_feed_fill(&p->feed, m->ctl) > 0 || !p->pl.nr_blocks);
 }
@@ -757,9 +785,7 @@ static void drain_stops_idle_and_resume_ends_identical(void **state)
 	pipe_start(&p, &pp, 6, 0, 16, true);
 	/* some steps, then the daemon asks to stop */
 	for (; p.m.ctl->watermark < 10; steps++) {
-		uint32_t head;
-
-		if (loop_step_body(p.m.ctl, &p.m.sq, p.m.cq, &p.m.g, steps, &head))
+		if (model_step(&p.m, steps))
 			fail_msg("step %llu: state %u, err kind %u res %d block %llu op %u",
 				 (unsigned long long)steps, p.m.ctl->state, p.m.ctl->err_kind,
 				 p.m.ctl->err_res, (unsigned long long)p.m.ctl->err_block,
