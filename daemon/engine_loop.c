@@ -326,6 +326,9 @@ static int loop_drive(struct pipeline_run *pr)
 
 	le->bpf_ops_base = atomic_load(&st->bpf_ops);
 	le->bpf_bytes_base = atomic_load(&st->bpf_bytes);
+	le->cqes_base = atomic_load(&st->cqes);
+	le->steps_base = atomic_load(&st->loop_steps);
+	le->blocks_base = atomic_load(&st->loop_blocks);
 	n = loop_feed_fill(&le->feed, ctl);
 	if (n < 0)
 		return pipeline_fail(pr, (int)n, "engine = loop: cannot write block templates: %s",

@@ -35,7 +35,7 @@ struct loop_engine {
 	_Atomic bool quit;
 	_Atomic int fill_err;
 	uint64_t ckpt_recorded;		/* durable blocks the last checkpoint holds */
-	uint64_t bpf_ops_base, bpf_bytes_base;
+	uint64_t bpf_ops_base, bpf_bytes_base, cqes_base, steps_base, blocks_base;
 };
 
 static inline uint64_t rd64(const __u64 *p)

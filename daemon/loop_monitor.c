@@ -54,6 +54,10 @@ void loop_mirror(struct loop_engine *le, bool checkpoint)
 	atomic_store(&st->bytes_done, block_bytes(pr, rd64(&ctl->watermark)));
 	atomic_store(&st->bpf_ops, le->bpf_ops_base + rd64(&ctl->bpf_ops));
 	atomic_store(&st->bpf_bytes, le->bpf_bytes_base + rd64(&ctl->bpf_bytes));
+	/* the program reaps for the daemon: its CQEs are the pipeline's */
+	atomic_store(&st->cqes, le->cqes_base + rd64(&ctl->cqes));
+	atomic_store(&st->loop_steps, le->steps_base + rd64(&ctl->steps));
+	atomic_store(&st->loop_blocks, le->blocks_base + rd64(&ctl->watermark));
 	loop_heartbeat(st, rd64(&ctl->heartbeat_ns));
 	if (!checkpoint)
 		return;

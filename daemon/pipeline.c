@@ -395,6 +395,7 @@ int pipeline_execute(struct pipeline_run *pr)
 	struct pipeline_status *st = pr->env->status;
 	struct rusage t0, t1, p0, p1;
 	uint64_t moved;
+	char steps[64];
 	int ret;
 
 	atomic_store(&st->state, PIPELINE_RUNNING);
@@ -427,13 +428,18 @@ int pipeline_execute(struct pipeline_run *pr)
 		return ret;
 	}
 	moved = pr->plan.p.length - pr->plan.p.start;
+	/* engine = loop: how often its program ran for each block it moved */
+	steps[0] = '\0';
+	if (atomic_load(&st->loop_blocks))
+		snprintf(steps, sizeof(steps), ", %.2f loop_step runs per block",
+			 (double)atomic_load(&st->loop_steps) / atomic_load(&st->loop_blocks));
 	log_notice("pipeline %s: finished, %" PRIu64 " bytes, %s engine, %" PRIu64
 		   " io_uring_enter calls, %" PRIu64 " CQEs, %" PRIu64 " IORING_OP_BPF "
-		   "completions, %.2f bytes memcpy'd per byte moved", pr->cfg.name, moved,
+		   "completions, %.2f bytes memcpy'd per byte moved%s", pr->cfg.name, moved,
 		   pr->engine->name, pr->ring.enters, atomic_load(&st->cqes),
 		   atomic_load(&st->bpf_ops),
 		   status_copied_per_byte(atomic_load(&st->bpf_bytes),
-					  atomic_load(&st->user_copied), moved));
+					  atomic_load(&st->user_copied), moved), steps);
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct pipeline_status {
 	_Atomic uint64_t bpf_ops;	/* IORING_OP_BPF completions */
 	_Atomic uint64_t bpf_bytes;	/* bytes IORING_OP_BPF completions copied */
 	_Atomic uint64_t user_copied;	/* bytes memcpy'd in userspace */
+	_Atomic uint64_t loop_steps;	/* engine = loop: loop_step program runs */
+	_Atomic uint64_t loop_blocks;	/* engine = loop: blocks it finished */
 	_Atomic uint64_t errors;
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop turn */
 	_Atomic uint64_t start_ns;

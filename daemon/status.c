@@ -31,7 +31,8 @@ static const struct kv_field entry_fields[] = {
 	E(state, KV_STR), E(engine, KV_STR), E(transform, KV_STR),
 	E(bytes_done, KV_U64), E(bytes_total, KV_U64), E(bytes_durable, KV_U64),
 	E(bytes_resumed, KV_U64), E(rate_bps, KV_RATE), E(enters, KV_U64), E(cqes, KV_U64),
-	E(bpf_ops, KV_U64), E(bpf_bytes, KV_U64), E(user_copied, KV_U64), E(errors, KV_U64),
+	E(bpf_ops, KV_U64), E(bpf_bytes, KV_U64), E(user_copied, KV_U64),
+	E(loop_steps, KV_U64), E(loop_blocks, KV_U64), E(errors, KV_U64),
 	E(elapsed, KV_SECONDS), E(error, KV_STR), E(note, KV_STR),
 };
 #define NR(t) (sizeof(t) / sizeof(t[0]))
@@ -204,6 +205,10 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 				" CQEs\n", status_copied_per_byte(e->bpf_bytes, e->user_copied,
 								 e->bytes_done - e->bytes_resumed),
 				e->bpf_bytes, e->user_copied, e->cqes);
+		if (e->loop_blocks)
+			fprintf(out, "  loop_step runs: %" PRIu64 " for %" PRIu64 " blocks, %.2f per "
+				"block\n", e->loop_steps, e->loop_blocks,
+				(double)e->loop_steps / e->loop_blocks);
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);

@@ -28,6 +28,8 @@ struct status_entry {
 	uint64_t bpf_ops;
 	uint64_t bpf_bytes;
 	uint64_t user_copied;
+	uint64_t loop_steps;		/* engine = loop: loop_step program runs */
+	uint64_t loop_blocks;		/* engine = loop: blocks it finished */
 	uint64_t errors;
 	double elapsed;
 	char error[512];

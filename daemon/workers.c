@@ -205,6 +205,8 @@ void worker_status_entry(struct worker *w, struct status_entry *e)
 	e->bpf_ops = atomic_load(&st->bpf_ops);
 	e->bpf_bytes = atomic_load(&st->bpf_bytes);
 	e->user_copied = atomic_load(&st->user_copied);
+	e->loop_steps = atomic_load(&st->loop_steps);
+	e->loop_blocks = atomic_load(&st->loop_blocks);
 	e->errors = atomic_load(&st->errors);
 	e->rate_bps = w->rate_bps;
 	if (start)
