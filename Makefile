@@ -38,7 +38,7 @@ daemon: deps ## build iou-offloadd and its BPF programs
 deb: kernel ## Debian packages iou-offload, -demo, -tests into BUILD_ROOT/deb (dpkg-buildpackage, lintian)
 	@scripts/deb.sh
 
-kernel-deb: deps ## linux-image .debs of the patched kernel (bindeb-pkg; KCONFIG=guest|distro, distro adds linux-headers), versioned by the series' commit
+kernel-deb: deps ## linux-image .debs of the patched kernel and linux-headers (bindeb-pkg; KCONFIG=guest|distro), versioned by the series' commit
 	@scripts/kernel-deb.sh
 
 image: deps ## the mkosi guest image (cached by its config), this tree's payload, and the make deb packages installed with dpkg

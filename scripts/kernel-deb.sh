@@ -4,8 +4,8 @@
 # package), linux-libc-dev (the patched uapi) and, for a config with
 # CONFIG_MODULES, linux-headers-<release>. bindeb-pkg (6.12
 # scripts/package/mkdebian) makes linux-headers only for a config with
-# modules, for building them: the distro config, not the module-less guest
-# config, which gets linux-image and linux-libc-dev.
+# modules, for building them: the distro config, and the guest config, which
+# has module support for this (it builds no modules).
 #
 #   KCONFIG=guest   the guest config, in the object dir make kernel built
 #                   ($BUILD_ROOT/obj-guest): bindeb-pkg reuses those objects
