@@ -131,5 +131,6 @@ bool pipeline_config_same(const struct pipeline_config *a, const struct pipeline
 	       x->create == y->create && x->truncate == y->truncate &&
 	       x->repeat == y->repeat && x->retries == y->retries &&
 	       x->retry_delay == y->retry_delay &&
-	       x->checkpoint_interval == y->checkpoint_interval;
+	       x->checkpoint_interval == y->checkpoint_interval &&
+	       a->stripe_io == b->stripe_io;
 }

@@ -672,6 +672,7 @@ static void at_most_sixteen_destinations(void **state)
 
 static void stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather(void **state)
 {
+	struct pipeline_config other;
 	struct parsed p;
 
 	(void)state;
@@ -681,6 +682,10 @@ static void stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather(void 
 		  "destination = /d\n");
 	assert_int_equal(p.cfg.pipelines[0].stripe_io, STRIPE_IO_PER_UNIT);
 	assert_int_equal(p.cfg.pipelines[1].stripe_io, STRIPE_IO_GATHER);
+	/* a reload that changes it restarts the pipeline: not the same config */
+	other = p.cfg.pipelines[1];
+	other.stripe_io = STRIPE_IO_PER_UNIT;
+	assert_false(pipeline_config_same(&p.cfg.pipelines[1], &other));
 	done(&p);
 	expect_error("[pipeline c]\ntransform = copy\nsource = /s\ndestination = /d\n"
 		     "stripe_io = per-unit\n",
