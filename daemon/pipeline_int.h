@@ -3,10 +3,10 @@
 #define IOU_PIPELINE_INT_H
 
 /*
- * Inside one pipeline: what pipeline.c (setup, finish, retry), chain.c (a
- * block's requests and their judging), resume.c (the resume decision and
- * checkpoints) and driver.c (the generic ring loop) share. Not for engines
- * or the daemon: they use pipeline.h.
+ * Inside one pipeline: what pipeline_setup.c (setup), pipeline.c (finish,
+ * retry), chain.c (a block's requests and their judging), resume.c (the
+ * resume decision and checkpoints) and driver.c (the generic ring loop)
+ * share. Not for engines or the daemon: they use pipeline.h.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +17,12 @@
 #define WAIT_TIMEOUT_MS	1000	/* heartbeat for the watchdog while I/O is slow */
 #define CKPT_MAX_NS	(5ULL * 1000000000ULL)	/* also checkpoint at least this often */
 #define WB_KICK_BYTES	(8ULL << 20)	/* start writeback of completed data this often */
+
+/* a file check failed: report what files.c found, as the pipeline's error */
+static inline int pipeline_files_failed(struct pipeline_run *pr, int err)
+{
+	return pipeline_fail(pr, err, "%s", pr->fs.msg);
+}
 
 /* chain.c */
 int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block);

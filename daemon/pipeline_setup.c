@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A pipeline's setup and teardown: open and check its files, decide where
+ * to resume, build the plan and the chains, set up the ring (buffers and
+ * files registered) and attach the engine; and undo it all. pipeline.c
+ * runs what this prepared.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "pipeline_int.h"
+#include "status.h"
+
+#define MAX_RING_ENTRIES 32768
+
+static int setup_plan(struct pipeline_run *pr)
+{
+	const struct pipeline_config *pc = &pr->cfg;
+	struct plan_params pp = {
+		.transform = pc->transform,
+		.gather = pc->gather,
+		.per_unit = pc->stripe_io == STRIPE_IO_PER_UNIT,
+		.nr_sources = pr->fs.nr_src,
+		.nr_dests = pr->fs.nr_dst,
+		.offset = pc->offset,
+		.dest_offset = pc->dest_offset,
+		.block_size = pc->s.block_size,
+		.stripe_unit = pc->s.stripe_unit,
+		.io_align = files_io_align(&pr->fs),
+	};
+	int ret;
+
+	for (int i = 0; i < pr->fs.nr_src; i++)
+		pp.src_avail[i] = pr->fs.src[i].size - pc->offset;
+	pp.length = pc->length == UINT64_MAX ? plan_default_length(&pp) : pc->length;
+	if (pc->transform != TRANSFORM_GATHER && pp.length > pp.src_avail[0])
+		return pipeline_fail(pr, -EINVAL,
+				     "length %" PRIu64 " is more than source %s holds after "
+				     "offset %" PRIu64 " (%" PRIu64 " bytes)",
+				     pp.length, pr->fs.src[0].path, pc->offset, pp.src_avail[0]);
+	ret = plan_init(&pr->plan, &pp);
+	if (ret == -ERANGE) {
+		if (pc->gather == GATHER_CONCAT)
+			return pipeline_fail(pr, ret, "length %" PRIu64 " is more than the "
+					     "sources hold after offset", pp.length);
+		for (int s = 0; s < pr->fs.nr_src; s++) {
+			uint64_t need = plan_src_bytes(&pp, s);
+
+			if (need > pp.src_avail[s])
+				return pipeline_fail(pr, ret,
+						     "gather = destripe: source %s holds %" PRIu64
+						     " bytes after offset, but a %" PRIu64 "-byte "
+						     "stream striped over %d sources in units of %u "
+						     "needs %" PRIu64 " from it",
+						     pr->fs.src[s].path, pp.src_avail[s], pp.length,
+						     pr->fs.nr_src, pp.stripe_unit, need);
+		}
+	}
+	if (ret)
+		return pipeline_fail(pr, ret, "inconsistent pipeline layout (%s)", strerror(-ret));
+	ret = files_check_plan(&pr->fs, &pr->plan);
+	if (ret)
+		return pipeline_files_failed(pr, ret);
+	ret = ckpt_decide_resume(pr, &pp);
+	if (ret)
+		return ret;
+	/* again, now with the resume point */
+	return plan_init(&pr->plan, &pp);
+}
+
+static int setup_chains(struct pipeline_run *pr)
+{
+	const struct plan *pl = &pr->plan;
+	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
+	size_t meta = pr->engine->meta_size ? pr->engine->meta_size(pr) : 0, sizes[3 * 1024];
+	int per_area = meta ? 3 : 2, ops, ret;
+	uint64_t n;
+
+	n = pl->nr_blocks < pr->cfg.s.queue_depth ? pl->nr_blocks : pr->cfg.s.queue_depth;
+	pr->nr_chains = n ? n : 1;
+	ops = pl->max_reads + 1 + pl->max_writes;
+	if (pr->engine->max_shuffle_sqes)
+		ops += pr->engine->max_shuffle_sqes(pr);
+
+	for (int i = 0; i < pr->nr_chains; i++) {
+		sizes[per_area * i] = pl->r_size;
+		/* writing straight from the read area: the write area is unused */
+		sizes[per_area * i + 1] = from_read ? 4096 : pl->w_size;
+		if (meta)
+			sizes[per_area * i + 2] = meta;
+	}
+	ret = ring_mem_alloc(&pr->mem, sizes, per_area * pr->nr_chains);
+	if (ret)
+		return pipeline_fail(pr, ret, "cannot allocate %d chain buffers: %s",
+				     pr->nr_chains, strerror(-ret));
+	pr->chains = calloc(pr->nr_chains, sizeof(*pr->chains));
+	if (!pr->chains)
+		return pipeline_fail(pr, -ENOMEM, "out of memory");
+	for (int i = 0; i < pr->nr_chains; i++) {
+		struct chain *c = &pr->chains[i];
+
+		c->slot = i;
+		c->max_ops = ops;
+		c->ops = calloc(ops, sizeof(*c->ops));
+		if (!c->ops || block_plan_alloc(pl, &c->bp))
+			return pipeline_fail(pr, -ENOMEM, "out of memory");
+		c->rbuf_index = per_area * i;
+		c->wbuf_index = per_area * i + 1;
+		c->meta_index = per_area * i + 2;
+		c->rbuf = pr->mem.iov[c->rbuf_index].iov_base;
+		c->wbuf = pr->mem.iov[c->wbuf_index].iov_base;
+		if (meta) {
+			c->meta = pr->mem.iov[c->meta_index].iov_base;
+			c->meta_len = meta;
+		}
+	}
+	return ops;
+}
+
+static int setup_ring(struct pipeline_run *pr)
+{
+	int fds[2 * CONFIG_MAX_FILES], nfds = 0, ops, ret;
+	unsigned int entries, cq_entries;
+	struct rlimit rl;
+
+	ops = setup_chains(pr);
+	if (ops < 0)
+		return ops;
+	/* every chain's ops, a checkpoint's fsync and a writeback start per destination, the wake poll */
+	entries = ring_pow2(pr->nr_chains * ops + 2 * pr->fs.nr_dst + 1);
+	cq_entries = 2 * entries;
+	if (pr->engine->ring_size)
+		pr->engine->ring_size(pr, ops, &entries, &cq_entries);
+	if (entries > MAX_RING_ENTRIES || cq_entries > 2 * MAX_RING_ENTRIES)
+		return pipeline_fail(pr, -EINVAL,
+				     "queue_depth %u with %d ops per block needs %u ring entries; "
+				     "at most %d: lower queue_depth",
+				     pr->cfg.s.queue_depth, ops,
+				     entries > MAX_RING_ENTRIES ? entries : cq_entries / 2,
+				     MAX_RING_ENTRIES);
+	ret = ring_init_sized(&pr->ring, entries, cq_entries, pr->engine->setup_flags);
+	if (ret)
+		return pipeline_fail(pr, ret, "io_uring setup (%u entries, %s engine) failed: %s",
+				     entries, pr->engine->name, strerror(-ret));
+	/* one CQE per group of linked requests, where the kernel can (5.17+) */
+	for (int i = 0; i < pr->nr_chains; i++)
+		pr->chains[i].skip_cqes = pr->ring.params.features & IORING_FEAT_CQE_SKIP;
+	ret = ring_register_buffers(&pr->ring, &pr->mem);
+	if (ret) {
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		return pipeline_fail(pr, ret,
+				     "registering %zu MiB of fixed buffers failed: %s "
+				     "(RLIMIT_MEMLOCK is %llu KiB: raise it with `ulimit -l` in a "
+				     "shell or LimitMEMLOCK= in the unit, or lower queue_depth or "
+				     "block_size)",
+				     pr->mem.len >> 20, strerror(-ret),
+				     rl.rlim_cur == RLIM_INFINITY ? 0ULL :
+				     (unsigned long long)rl.rlim_cur >> 10);
+	}
+	for (int i = 0; i < pr->fs.nr_src; i++)
+		fds[nfds++] = pr->fs.src[i].fd;
+	for (int i = 0; i < pr->fs.nr_dst; i++)
+		fds[nfds++] = pr->fs.dst[i].fd;
+	ret = ring_register_files(&pr->ring, fds, nfds);
+	if (ret)
+		return pipeline_fail(pr, ret, "registering files failed: %s", strerror(-ret));
+	return 0;
+}
+
+static void teardown_ring(struct pipeline_run *pr)
+{
+	if (pr->engine && pr->engine_priv && pr->engine->detach)
+		pr->engine->detach(pr);
+	ring_exit(&pr->ring);
+	/* a record cut off with the ring (it broke): its tmp file goes */
+	if (pr->rec.inflight) {
+		kv_replace_close(&pr->rec.kv, true);
+		pr->rec.inflight = 0;
+	}
+	if (pr->chains) {
+		for (int i = 0; i < pr->nr_chains; i++) {
+			free(pr->chains[i].ops);
+			block_plan_free(&pr->chains[i].bp);
+		}
+		free(pr->chains);
+		pr->chains = NULL;
+	}
+	ring_mem_free(&pr->mem);
+}
+
+int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
+		     const struct run_env *env)
+{
+	struct pipeline_status *st = env->status;
+	char note[600];
+	int ret;
+
+	memset(pr, 0, sizeof(*pr));
+	pthread_mutex_init(&pr->ckpt_lock, NULL);
+	pr->env = env;
+	pr->failed_off = pr->reported_off = UINT64_MAX;
+	for (int i = 0; i < CONFIG_MAX_FILES; i++)
+		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
+	ret = pipeline_config_dup(pc, &pr->cfg);
+	if (ret)
+		return ret;
+	pr->fs.cfg = &pr->cfg;
+
+	ret = engine_select(pc->s.engine, env->probe, &pr->engine, note, sizeof(note));
+	if (ret)
+		return pipeline_fail(pr, ret, "%s", note);
+	if (note[0]) {
+		log_warning("pipeline %s: %s", pc->name, note);
+		pipeline_status_set_note(st, note);
+	}
+	pipeline_status_set_engine(st, pr->engine->name);
+
+	ret = files_open(&pr->fs);
+	if (ret)
+		return pipeline_files_failed(pr, ret);
+	ret = setup_plan(pr);
+	if (ret)
+		return ret;	/* 1: finished before, nothing to do */
+	ret = files_check_space(&pr->fs, &pr->plan);
+	if (ret)
+		return pipeline_files_failed(pr, ret);
+	/* every check passed: only now may a destination come into being */
+	ret = files_create_missing(&pr->fs);
+	if (ret)
+		pipeline_files_failed(pr, ret);
+	else if (files_io_align(&pr->fs) != pr->plan.p.io_align)
+		ret = setup_plan(pr);	/* the new file's O_DIRECT alignment */
+	if (ret) {
+		files_remove_created(&pr->fs);
+		return ret < 0 ? ret : 0;
+	}
+	atomic_store(&st->bytes_total, pr->plan.p.length);
+	atomic_store(&st->bytes_resumed, pr->plan.p.start);
+	atomic_store(&st->bytes_done, pr->plan.p.start);
+	atomic_store(&st->bytes_durable, pr->plan.p.start);
+	pr->durable = pr->synced = pr->plan.p.start;
+	pr->next_block = 0;
+
+	if (pr->plan.nr_blocks) {
+		ret = setup_ring(pr);
+		if (!ret && pr->engine->attach)
+			ret = pr->engine->attach(pr);
+		if (ret && pc->s.engine == ENGINE_AUTO && pr->engine != &engine_uring_ops) {
+			/* auto never fails for want of the bpf engine: say so and fall back */
+			log_warning("pipeline %s: engine = auto: %s; falling back to the uring "
+				    "engine", pc->name, pr->msg);
+			snprintf(note, sizeof(note), "engine = auto fell back to uring: %s", pr->msg);
+			pipeline_status_set_note(st, note);
+			pipeline_status_set_error(st, "");
+			pr->error = 0;
+			pr->msg[0] = '\0';
+			teardown_ring(pr);
+			pr->engine = &engine_uring_ops;
+			pipeline_status_set_engine(st, pr->engine->name);
+			ret = setup_ring(pr);
+			if (!ret && pr->engine->attach)
+				ret = pr->engine->attach(pr);
+		}
+		if (ret) {
+			files_remove_created(&pr->fs);
+			return ret;
+		}
+	}
+	/* a record from the start: the destinations' identities are in it */
+	ckpt_write(pr, CKPT_RUNNING, pr->plan.p.start);
+	log_info("pipeline %s: %s %" PRIu64 " bytes in %" PRIu64 " blocks of %u, "
+		 "%d chains, %s engine%s", pc->name, transform_to_string(pc->transform),
+		 pr->plan.p.length - pr->plan.p.start, pr->plan.nr_blocks,
+		 pr->plan.p.block_size, pr->nr_chains, pr->engine->name,
+		 pr->plan.p.io_align > 1 ? ", O_DIRECT" : "");
+	return 0;
+}
+
+int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *pc,
+			const struct run_env *env)
+{
+	int ret;
+
+	memset(pr, 0, sizeof(*pr));
+	pthread_mutex_init(&pr->ckpt_lock, NULL);
+	pr->env = env;
+	pr->failed_off = pr->reported_off = UINT64_MAX;
+	pr->fs.check_only = true;
+	for (int i = 0; i < CONFIG_MAX_FILES; i++)
+		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
+	ret = pipeline_config_dup(pc, &pr->cfg);
+	if (ret)
+		return ret;
+	pr->fs.cfg = &pr->cfg;
+	ret = files_open(&pr->fs);
+	if (ret)
+		return pipeline_files_failed(pr, ret);
+	ret = setup_plan(pr);
+	if (!ret) {
+		ret = files_check_space(&pr->fs, &pr->plan);
+		if (ret)
+			pipeline_files_failed(pr, ret);
+	}
+	return ret < 0 ? ret : 0;	/* 1: finished before, which is fine */
+}
+
+void pipeline_cleanup(struct pipeline_run *pr)
+{
+	teardown_ring(pr);
+	files_close(&pr->fs);
+	pipeline_config_free(&pr->cfg);
+	pthread_mutex_destroy(&pr->ckpt_lock);
+}
