@@ -150,6 +150,8 @@ struct iou_loop_ctl {
 	__u32 cq_tail_off;
 	__u32 cqes_off;
 	__u32 wait_batch;	/* CQEs to wait for at once, at most */
+	__u32 skip_cqes;	/* 1: IOSQE_CQE_SKIP_SUCCESS, one CQE per group */
+	__u32 pad1;
 
 	/* ---- written by the daemon while the loop runs ---- */
 	__u64 filled;		/* templates are valid for blocks below this */

@@ -61,6 +61,7 @@
 #define LOOP_OPC_BPF		127	/* IORING_OP_BPF: unmerged, off upstream's numbers */
 #define LOOP_SQE_FIXED_FILE	(1U << 0)
 #define LOOP_SQE_IO_LINK	(1U << 2)
+#define LOOP_SQE_CQE_SKIP	(1U << 6)	/* IOSQE_CQE_SKIP_SUCCESS */
 #define LOOP_FSYNC_DATASYNC	(1U << 0)
 #define LOOP_TIMEOUT_MULTISHOT	(1U << 6)
 #define LOOP_POLL_ADD_MULTI	(1U << 0)
@@ -156,6 +157,8 @@ LOOP_FN int loop_put_op(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u32 
 		return -1;
 	sqe->user_data = iou_ud(IOU_TAG_CHAIN, s, o);
 	sqe->flags = link ? LOOP_SQE_IO_LINK : 0;
+	if (link && LOOP_READ(ctl->skip_cqes))
+		sqe->flags |= LOOP_SQE_CQE_SKIP;
 	if (kind == LOOP_OP_BPF) {
 		sqe->opcode = LOOP_OPC_BPF;
 		sqe->fd = -1;
@@ -194,9 +197,13 @@ LOOP_FN int loop_put_group(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq, __u
 		if (loop_put_op(ctl, sq, s, o, o + 1 < n))
 			return -1;
 	}
-	LOOP_WRITE(sl->inflight, n - next);
-	/* each request posts one CQE, also when it fails or is cancelled */
-	LOOP_WRITE(ctl->cqes_pending, LOOP_READ(ctl->cqes_pending) + n - next);
+	/*
+	 * each request posts one CQE, also when it fails or is cancelled; with
+	 * CQE skipping the group posts one (see loop_fill_skipped())
+	 */
+	n = LOOP_READ(ctl->skip_cqes) ? 1 : n - next;
+	LOOP_WRITE(sl->inflight, n);
+	LOOP_WRITE(ctl->cqes_pending, LOOP_READ(ctl->cqes_pending) + n);
 	return 0;
 }
 
@@ -208,6 +215,35 @@ LOOP_INLINE void loop_cqe_came(struct iou_loop_ctl *ctl)
 	__u64 p = LOOP_READ(ctl->cqes_pending);
 
 	LOOP_WRITE(ctl->cqes_pending, p ? p - 1 : 0);
+}
+
+/*
+ * With IOSQE_CQE_SKIP_SUCCESS on all but the last request of a group, the
+ * group posts one CQE: the last request's, or that of the first one that
+ * fell short or failed (the kernel breaks the link there and, as that
+ * request asked to skip, skips the cancelled ones' CQEs too): so the
+ * requests before @o of slot @s did all they were asked, those after it
+ * never ran. The same rule as the daemon's chain_fill_skipped().
+ */
+LOOP_INLINE void loop_fill_skipped(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
+{
+	struct iou_loop_slot *sl = &ctl->slots[s & LOOP_SLOT_MASK];
+	struct iou_loop_tmpl *t = loop_tmpl_of(ctl, LOOP_READ(sl->block));
+	__u32 n = LOOP_READ(sl->nr_ops);
+	int i;
+
+	if (n > LOOP_MAX_OPS)
+		return;
+	LOOP_FOR(i, LOOP_READ(sl->next), n) {
+		struct iou_loop_slot_op *so = &sl->ops[i & LOOP_OP_MASK];
+		struct iou_loop_op *op = &t->ops[i & LOOP_OP_MASK];
+
+		if ((__u32)i < o)
+			so->res = op->kind == LOOP_OP_BPF ? (__s32)op->expect :
+				  (__s32)(op->len - so->done);
+		else if ((__u32)i > o)
+			so->res = -IOU_ECANCELED;
+	}
 }
 
 /* one CQE: ud, and res | flags << 32 */
@@ -232,6 +268,8 @@ LOOP_FN int loop_on_cqe(struct iou_loop_ctl *ctl, __u64 ud, __u64 res_flags)
 		}
 		loop_cqe_came(ctl);
 		sl->ops[o].res = res;
+		if (LOOP_READ(ctl->skip_cqes))
+			loop_fill_skipped(ctl, s, o);
 		LOOP_WRITE(sl->inflight, left - 1);
 		if (left == 1) {
 			__u32 tail = LOOP_READ(ctl->evalq_tail);

@@ -172,8 +172,10 @@ static int loop_attach(struct pipeline_run *pr)
 		.cq_head_off = pr->ring.params.cq_off.head,
 		.cq_tail_off = pr->ring.params.cq_off.tail,
 		.cqes_off = pr->ring.params.cq_off.cqes,
-		.wait_batch = loop_wait_batch(pr->nr_chains, le->max_ops),
+		.skip_cqes = pr->ring.params.features & IORING_FEAT_CQE_SKIP,
 	};
+	/* a quarter of the CQEs in flight: one per chain when they skip */
+	cp.wait_batch = loop_wait_batch(pr->nr_chains, cp.skip_cqes ? 1 : le->max_ops);
 	/* the program reads the CQ through a pointer of a size fixed at load */
 	if (cp.cq_entries != loop_cq_class(cp.cq_entries) || cp.cqes_off != LOOP_CQES_OFF ||
 	    cp.cq_head_off >= LOOP_CQES_OFF || cp.cq_tail_off >= LOOP_CQES_OFF)
@@ -195,10 +197,12 @@ static int loop_attach(struct pipeline_run *pr)
 		return pipeline_fail(pr, ret, "cannot attach the loop_step program to the ring: %s",
 				     err);
 	log_info("pipeline %s: loop engine: %u block templates ahead, %zu KiB parameter region, "
-		 "ring %u SQEs / %u CQEs, steps wait for up to %u CQEs, fdatasync every %" PRIu64
-		 " blocks or %llu s",
+		 "ring %u SQEs / %u CQEs, %s, steps wait for up to %u CQEs, fdatasync every %"
+		 PRIu64 " blocks or %llu s",
 		 pc->name, le->nr_tmpl, le->region_len >> 10, pr->ring.params.sq_entries,
-		 pr->ring.params.cq_entries, le->ctl->wait_batch, (uint64_t)le->ctl->ckpt_blocks,
+		 pr->ring.params.cq_entries,
+		 le->ctl->skip_cqes ? "one CQE per block" : "one CQE per request",
+		 le->ctl->wait_batch, (uint64_t)le->ctl->ckpt_blocks,
 		 LOOP_CKPT_NS / 1000000000ULL);
 	return 0;
 }

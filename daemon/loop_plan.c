@@ -51,6 +51,7 @@ void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p)
 	ctl->cq_tail_off = p->cq_tail_off;
 	ctl->cqes_off = p->cqes_off;
 	ctl->wait_batch = p->wait_batch ? p->wait_batch : 1;
+	ctl->skip_cqes = p->skip_cqes;
 }
 
 uint32_t loop_cq_class(uint32_t want)

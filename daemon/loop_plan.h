@@ -8,6 +8,7 @@
 #ifndef IOU_LOOP_PLAN_H
 #define IOU_LOOP_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,7 @@ struct loop_ctl_params {
 	uint32_t cq_entries;		/* one of LOOP_CQ_CLASS* */
 	uint32_t cq_head_off, cq_tail_off, cqes_off;
 	uint32_t wait_batch;		/* CQEs a step waits for at most (>= 1) */
+	bool skip_cqes;			/* the ring has IORING_FEAT_CQE_SKIP */
 };
 
 /* the CQ size for a loop ring that needs @want entries: the next LOOP_CQ_CLASS* */

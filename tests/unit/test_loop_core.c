@@ -10,7 +10,9 @@
  * against the registered buffers), and posts the CQEs later, a few at a
  * time and chains interleaved at random, as the kernel may. A link is cut
  * by a short transfer or an error, the rest of the chain completing with
- * -ECANCELED. Faults are injected by the nth read or write. The monitor
+ * -ECANCELED; IOSQE_CQE_SKIP_SUCCESS is honoured as 6.12 does (a request
+ * that asked to skip posts only when it falls short or fails, and then the
+ * requests it cancels post nothing). Faults are injected by the nth read or write. The monitor
  * thread of the daemon is modelled by refilling templates only when the
  * program has asked for it (the notify write), so the notify/kick protocol
  * is what keeps the pipeline moving.
@@ -71,6 +73,7 @@ struct model {
 	struct loop_feed *feed;
 	bool lazy_fill;			/* refill only when notified */
 	bool want_fill;
+	uint64_t chain_cqes;		/* CQEs of chain requests posted */
 };
 
 static uint64_t rnd(struct model *m)
@@ -235,32 +238,36 @@ static int model_rw(struct model *m, const struct io_uring_sqe *sqe, bool write)
 static int model_submit(struct model *m, uint32_t n)
 {
 	struct pend_chain *c = NULL;
-	bool failed = false;
+	bool failed = false, skip_cancelled = false;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct io_uring_sqe *sqe = &m->sq.sqes[i];
 		int res = 0;
 		uint32_t flags = 0;
 
+		bool skip = sqe->flags & IOSQE_CQE_SKIP_SUCCESS, fell = false;
+
 		if (!c) {
 			c = pend_new(m);
 			failed = false;
+			skip_cancelled = false;
 		}
 		if (failed) {
 			res = -ECANCELED;
+			skip = skip_cancelled;
 		} else {
 			switch (sqe->opcode) {
 			case IORING_OP_READ_FIXED:
 				res = model_rw(m, sqe, false);
-				failed = res < 0 || (uint32_t)res != sqe->len;
+				fell = res < 0 || (uint32_t)res != sqe->len;
 				break;
 			case IORING_OP_WRITE_FIXED:
 				res = model_rw(m, sqe, true);
-				failed = res < 0 || (uint32_t)res != sqe->len;
+				fell = res < 0 || (uint32_t)res != sqe->len;
 				break;
 			case IOU_OP_BPF:
 				res = model_bpf(m, sqe);
-				failed = res < 0;
+				fell = res < 0;
 				break;
 			case IORING_OP_FSYNC:
 				assert_true(sqe->flags & IOSQE_FIXED_FILE);
@@ -293,10 +300,21 @@ static int model_submit(struct model *m, uint32_t n)
 				c = NULL;
 				continue;
 			}
+			if (fell) {
+				/* it posts after all; those it cancels skip if it asked to */
+				failed = true;
+				skip_cancelled = skip;
+				skip = false;
+			}
 		}
-		pend_add(c, sqe->user_data, res, flags);
-		if (!(sqe->flags & IOSQE_IO_LINK))
+		/* the program never asks the last request of a group to skip */
+		assert_true(!(sqe->flags & IOSQE_CQE_SKIP_SUCCESS) || (sqe->flags & IOSQE_IO_LINK));
+		if (!skip)
+			pend_add(c, sqe->user_data, res, flags);
+		if (!(sqe->flags & IOSQE_IO_LINK)) {
+			assert_true(c->nr > 0);		/* a group always posts */
 			c = NULL;
+		}
 	}
 	assert_null(c);		/* a step never leaves a link open */
 	return n;
@@ -379,6 +397,7 @@ static void model_wait(struct model *m)
 		struct pend_chain *c = &m->pend[i];
 
 		post(m, c->cqe[c->pos].ud, c->cqe[c->pos].res, c->cqe[c->pos].flags);
+		m->chain_cqes += iou_ud_tag(c->cqe[c->pos].ud) == IOU_TAG_CHAIN;
 		if (++c->pos == c->nr)
 			m->pend[i] = m->pend[--m->npend];
 	}
@@ -426,6 +445,7 @@ struct pipe {
 	uint8_t *meta;
 	struct loop_feed feed;
 	struct model m;
+	bool one_cqe_per_request;	/* a kernel without IORING_FEAT_CQE_SKIP */
 	int src_fd[CONFIG_MAX_FILES], dst_fd[CONFIG_MAX_FILES];
 	char *src_path[CONFIG_MAX_FILES], *dst_path[CONFIG_MAX_FILES];
 };
@@ -522,8 +542,10 @@ static void pipe_start(struct pipe *p, const struct plan_params *pp, int qd, uin
 		.now_ns = 0,
 		/* the CQ as the kernel lays it out: head, tail, then the CQEs at 64 */
 		.cq_entries = LOOP_CQ_CLASS1, .cq_head_off = 8, .cq_tail_off = 12,
-		.cqes_off = LOOP_CQES_OFF, .wait_batch = loop_wait_batch(qd, max_ops),
+		.cqes_off = LOOP_CQES_OFF,
+		.skip_cqes = !p->one_cqe_per_request,
 	};
+	cp.wait_batch = loop_wait_batch(qd, cp.skip_cqes ? 1 : max_ops);
 	loop_ctl_setup(m->ctl, &cp);
 	/* the first templates, before the first enter */
 	assert_true(loop_feed_fill(&p->feed, m->ctl) > 0 || !p->pl.nr_blocks);
@@ -723,23 +745,61 @@ static void short_transfers_resubmit_the_rest(void **state)
 {
 	size_t len = (2 << 20) + 999, got;
 	struct plan_params pp = params(TRANSFORM_MIRROR, 1, 2, 64 << 10, 0);
-	struct pipe p = { 0 };
 	uint8_t *src;
 
 	(void)state;
-	pipe_files(&p, 1, &len, 2, 5);
-	pipe_start(&p, &pp, 4, 0, 32, false);
-	p.m.short_read_nth = 3;
-	p.m.short_write_every = 7;
-	run_to_done(&p);
-	print_message("%llu groups resubmitted\n", (unsigned long long)p.m.ctl->retries);
-	assert_true(p.m.ctl->retries >= 5);
-	pipe_stop(&p);
-	src = file_bytes(p.src_path[0], &got);
-	assert_file_equals(p.dst_path[0], src, len);
-	assert_file_equals(p.dst_path[1], src, len);
-	free(src);
-	pipe_free(&p);
+	/* with CQE skipping the short request's CQE is the group's only one */
+	for (int per_request = 0; per_request < 2; per_request++) {
+		struct pipe p = { .one_cqe_per_request = per_request };
+
+		pipe_files(&p, 1, &len, 2, 5);
+		pipe_start(&p, &pp, 4, 0, 32, false);
+		p.m.short_read_nth = 3;
+		p.m.short_write_every = 7;
+		run_to_done(&p);
+		print_message("%s: %llu groups resubmitted\n",
+			      per_request ? "one CQE per request" : "one CQE per group",
+			      (unsigned long long)p.m.ctl->retries);
+		assert_true(p.m.ctl->retries >= 5);
+		pipe_stop(&p);
+		src = file_bytes(p.src_path[0], &got);
+		assert_file_equals(p.dst_path[0], src, len);
+		assert_file_equals(p.dst_path[1], src, len);
+		free(src);
+		pipe_free(&p);
+	}
+}
+
+/*
+ * IOSQE_CQE_SKIP_SUCCESS on every request of a chain but the last: a
+ * mirror block (READ, WRITE, WRITE) posts one CQE, not three
+ */
+static void a_block_posts_one_cqe_when_the_ring_skips(void **state)
+{
+	size_t len = 1 << 20, got;
+	struct plan_params pp = params(TRANSFORM_MIRROR, 1, 2, 64 << 10, 0);
+	uint8_t *src;
+
+	(void)state;
+	for (int per_request = 0; per_request < 2; per_request++) {
+		struct pipe p = { .one_cqe_per_request = per_request };
+
+		pipe_files(&p, 1, &len, 2, 11);
+		pipe_start(&p, &pp, 8, 0, 32, false);
+		run_to_done(&p);
+		print_message("%s: %llu chain CQEs for %llu blocks\n",
+			      per_request ? "one CQE per request" : "one CQE per group",
+			      (unsigned long long)p.m.chain_cqes,
+			      (unsigned long long)p.pl.nr_blocks);
+		assert_int_equal(p.m.chain_cqes, (per_request ? 3 : 1) * p.pl.nr_blocks);
+		assert_int_equal(p.m.ctl->retries, 0);
+		pipe_stop(&p);
+		src = file_bytes(p.src_path[0], &got);
+		assert_file_equals(p.dst_path[0], src, len);
+		assert_file_equals(p.dst_path[1], src, len);
+		free(src);
+		pipe_free(&p);
+	}
 }
 
 static void write_error_stops_with_block_and_errno(void **state)
@@ -829,7 +889,7 @@ static void random_orders_and_short_writes_stay_exact(void **state)
 
 	(void)state;
 	for (int seed = 1; seed <= 24; seed++) {
-		struct pipe p = { 0 };
+		struct pipe p = { .one_cqe_per_request = seed % 3 == 1 };
 
 		pipe_files(&p, 1, &len, 3, 100 + seed);
 		pipe_start(&p, &pp, 1 + seed % 9, 0, 1u << (seed % 5), seed % 2);
@@ -949,6 +1009,7 @@ static void program_constants_match_the_uapi(void **state)
 	assert_int_equal(LOOP_OPC_BPF, IOU_OP_BPF);
 	assert_int_equal(LOOP_SQE_FIXED_FILE, IOSQE_FIXED_FILE);
 	assert_int_equal(LOOP_SQE_IO_LINK, IOSQE_IO_LINK);
+	assert_int_equal(LOOP_SQE_CQE_SKIP, IOSQE_CQE_SKIP_SUCCESS);
 	assert_int_equal(LOOP_FSYNC_DATASYNC, IORING_FSYNC_DATASYNC);
 	assert_int_equal(LOOP_TIMEOUT_MULTISHOT, IORING_TIMEOUT_MULTISHOT);
 	assert_int_equal(LOOP_POLL_ADD_MULTI, IORING_POLL_ADD_MULTI);
@@ -975,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(stripe_then_destripe_round_trips),
 		cmocka_unit_test(concat_joins_the_sources),
 		cmocka_unit_test(short_transfers_resubmit_the_rest),
+		cmocka_unit_test(a_block_posts_one_cqe_when_the_ring_skips),
 		cmocka_unit_test(write_error_stops_with_block_and_errno),
 		cmocka_unit_test(drain_stops_idle_and_resume_ends_identical),
 		cmocka_unit_test(random_orders_and_short_writes_stay_exact),
