@@ -275,7 +275,8 @@ static void daemon_reload(struct daemon *d)
 	for (struct worker *w = d->workers.list; w; w = w->next)
 		w->env.state_dir = d->cfg.state_dir;
 	devices_reload(&d->devices, &d->cfg);
-	log_notice("reloaded %s: %d pipeline(s)", d->opts.config_path, d->cfg.nr_pipelines);
+	log_notice("reloaded %s: %d pipeline(s), %d device(s)", d->opts.config_path,
+		   d->cfg.nr_pipelines, d->cfg.nr_devices);
 	notify_ready();
 }
 

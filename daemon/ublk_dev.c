@@ -353,5 +353,6 @@ int ublk_dev_degraded(const struct ublk_dev *d)
 
 const char *ublk_dev_engine(const struct ublk_dev *d)
 {
-	return d->gather && d->use_bpf ? "bpf" : "uring";
+	/* the engine picked, as for pipelines: linear and mirror copy nothing in either */
+	return d->use_bpf ? "bpf" : "uring";
 }

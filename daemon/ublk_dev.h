@@ -52,7 +52,7 @@ struct ublk_dev {
  */
 int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool use_bpf,
 		   struct ublk_dev **out, char *why, size_t len);
-/* "bpf" when its gathers run as IORING_OP_BPF, else "uring" */
+/* the engine it runs under: "bpf" (gathers by IORING_OP_BPF) or "uring" (memcpy) */
 const char *ublk_dev_engine(const struct ublk_dev *d);
 /* stop the device (the kernel drains what is in flight), join, delete, free */
 void ublk_dev_stop(struct ublk_dev *d);
