@@ -205,6 +205,31 @@ static void daemon_watchdog(struct daemon *d)
 	d->last_watchdog_ns = now;
 }
 
+/* ---- the kernel probe ---- */
+
+/*
+ * Probe the kernel for the bpf and loop engines the first time a
+ * configuration names one (auto included): a daemon whose pipelines and
+ * devices all run engine = uring never reads the kernel's BTF.
+ */
+static void daemon_probe(struct daemon *d, const struct daemon_config *cfg)
+{
+	bool want = false;
+
+	for (int i = 0; i < cfg->nr_pipelines; i++)
+		want |= cfg->pipelines[i].s.engine != ENGINE_URING;
+	for (int i = 0; i < cfg->nr_devices; i++)
+		want |= cfg->devices[i].engine != ENGINE_URING;
+	if (d->probe.probed || !want)
+		return;
+	engine_probe_kernel(&d->probe);
+	d->devices.bpf_ok = d->probe.bpf_ok;
+	if (d->probe.bpf_ok)
+		log_info("bpf engine available (IORING_OP_BPF, uring_bpf_ops)");
+	else
+		log_info("bpf engine unavailable: %s", d->probe.why);
+}
+
 /* ---- reload ---- */
 
 static void daemon_reload(struct daemon *d)
@@ -232,6 +257,7 @@ static void daemon_reload(struct daemon *d)
 	if (strcmp(next.state_dir, d->cfg.state_dir) || strcmp(next.runtime_dir, d->cfg.runtime_dir))
 		log_warning("state_dir and runtime_dir changes take effect on restart only");
 
+	daemon_probe(d, &next);
 	for (struct worker *w = d->workers.list; w; w = w->next) {
 		if (config_find_pipeline(&next, w->cfg.name) || atomic_load(&w->exited))
 			continue;
@@ -401,11 +427,7 @@ int daemon_main(const struct daemon_options *opts)
 	d.started = time(NULL);
 	d.tty = isatty(STDERR_FILENO) && !getenv("JOURNAL_STREAM");
 	d.watchdog_usec = notify_watchdog_usec();
-	engine_probe_kernel(&d.probe);
-	if (d.probe.bpf_ok)
-		log_info("bpf engine available (IORING_OP_BPF, uring_bpf_ops)");
-	else
-		log_info("bpf engine unavailable: %s", d.probe.why);
+	daemon_probe(&d, &d.cfg);
 
 	ret = daemon_signals(&d);
 	if (!ret) {

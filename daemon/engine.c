@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,58 +23,18 @@
 #include <unistd.h>
 
 #include "bpf_loader.h"
+#include "btf_names.h"
 #include "engine.h"
 #include "ring.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
-/* does the BTF string table hold exactly @name? (no libbpf needed) */
-static int btf_has_string(const char *path, const char *name)
-{
-	struct stat st;
-	char *map, *needle;
-	size_t nlen = strlen(name);
-	int fd, found = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* sysfs BTF reports its real size; reading it is not loading anything */
-	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
-		close(fd);
-		return -EINVAL;
-	}
-	map = malloc(st.st_size);
-	if (!map) {
-		close(fd);
-		return -ENOMEM;
-	}
-	ssize_t got = 0;
-	while (got < st.st_size) {
-		ssize_t n = read(fd, map + got, st.st_size - got);
-
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	close(fd);
-	/* BTF strings are NUL-separated: match the whole name, not a suffix */
-	needle = malloc(nlen + 2);
-	if (needle) {
-		needle[0] = '\0';
-		memcpy(needle + 1, name, nlen);
-		needle[nlen + 1] = '\0';
-		found = memmem(map, got, needle, nlen + 2) != NULL;
-		free(needle);
-	} else {
-		found = -ENOMEM;
-	}
-	free(map);
-	return found;
-}
-
 void engine_probe_kernel(struct engine_probe *probe)
 {
+	static const char *const btf_names[] = {
+		"uring_bpf_ops", "io_uring_bpf_ops", "iou_loop_params",
+	};
+	bool in_btf[3];
 	struct ring r;
 	int ret;
 
@@ -106,8 +68,8 @@ void engine_probe_kernel(struct engine_probe *probe)
 			 "IORING_REGISTER_PROBE does not list IORING_OP_BPF (%d)", IOU_OP_BPF);
 		return;
 	}
-	ret = btf_has_string(VMLINUX_BTF, "uring_bpf_ops");
-	if (ret <= 0) {
+	ret = btf_find_strings(VMLINUX_BTF, btf_names, 3, in_btf);
+	if (ret <= 0 || !in_btf[0]) {
 		snprintf(probe->why, sizeof(probe->why),
 			 "kernel BTF (%s) has no struct uring_bpf_ops%s%s", VMLINUX_BTF,
 			 ret < 0 ? ": " : "", ret < 0 ? strerror(-ret) : "");
@@ -125,8 +87,7 @@ void engine_probe_kernel(struct engine_probe *probe)
 		return;
 	}
 	ring_exit(&r);
-	if (btf_has_string(VMLINUX_BTF, "io_uring_bpf_ops") <= 0 ||
-	    btf_has_string(VMLINUX_BTF, "iou_loop_params") <= 0) {
+	if (!in_btf[1] || !in_btf[2]) {
 		snprintf(probe->loop_why, sizeof(probe->loop_why),
 			 "kernel BTF (%s) has no struct io_uring_bpf_ops (bpf-ops loop_step)",
 			 VMLINUX_BTF);

@@ -282,6 +282,32 @@ static void once_runs_every_pipeline_and_exits_0(void **state)
 }
 
 /*
+ * The bpf and loop engines' probe reads the kernel's BTF (thousands of 4 KiB
+ * reads under sysfs): a daemon whose pipelines all run engine = uring skips
+ * it, one with engine = auto probes and says what it found.
+ */
+static void the_kernel_is_probed_only_for_a_pipeline_that_may_use_bpf(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", "-l", "info", NULL };
+	char *err;
+
+	make_src(f, "src", 1 << 20, 3);
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/src\ndestination = @D/a\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	err = slurp(f->err);
+	if (strstr(err, "bpf engine"))
+		fail_msg("an engine = uring daemon probed for the bpf engine:\n%s", err);
+	free(err);
+	write_conf(f, "", "[pipeline b]\ntransform = copy\nengine = auto\nsource = @D/src\n"
+		   "destination = @D/b\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->err, "bpf engine"));
+	same_files(f, "src", "a");
+	same_files(f, "src", "b");
+}
+
+/*
  * The main thread waits for signals in 500 ms ticks; a pipeline that ends
  * wakes it, so --once returns when the copy is done, not at the next tick
  * (before, every run lasted at least 500 ms). Best of 3 against a loaded host.
@@ -1239,6 +1265,8 @@ int main(void)
 			broken_config_refuses_to_start_with_the_message_and_exits_78,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(once_runs_every_pipeline_and_exits_0, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_kernel_is_probed_only_for_a_pipeline_that_may_use_bpf,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(once_exits_when_its_pipeline_ends_not_at_the_next_tick,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(once_exits_1_when_a_pipeline_fails, setup, teardown),
