@@ -37,6 +37,7 @@
 static int finish(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
+	uint64_t t0 = clock_mono_ns(), t1;
 	int ret;
 
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
@@ -69,10 +70,14 @@ static int finish(struct pipeline_run *pr)
 			return pipeline_fail(pr, -EIO, "destination %s is %" PRIu64 " bytes after "
 					     "the copy, expected %" PRIu64, f->path, f->size, end);
 	}
+	t1 = clock_mono_ns();
 	ret = ckpt_write(pr, CKPT_FINISHED, pr->plan.p.length);
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot record completion in %s: %s",
 				     pr->env->state_dir, strerror(-ret));
+	log_info("pipeline %s: finish in %.3f s (flush and checks %.3f, last record %.3f)",
+		 pc->name, (clock_mono_ns() - t0) / 1e9, (t1 - t0) / 1e9,
+		 (clock_mono_ns() - t1) / 1e9);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "files.h"
 #include "log.h"
 #include "pipeline_int.h"
@@ -199,6 +200,8 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		     const struct run_env *env)
 {
 	struct pipeline_status *st = env->status;
+	/* start-up by phase, for the log: files, plan, ring, engine, record */
+	uint64_t t[6] = { clock_mono_ns() };
 	char note[600];
 	int ret;
 
@@ -225,6 +228,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	ret = files_open(&pr->fs);
 	if (ret)
 		return pipeline_files_failed(pr, ret);
+	t[1] = clock_mono_ns();
 	ret = setup_plan(pr);
 	if (ret)
 		return ret;	/* 1: finished before, nothing to do */
@@ -247,9 +251,11 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	atomic_store(&st->bytes_durable, pr->plan.p.start);
 	pr->durable = pr->synced = pr->plan.p.start;
 	pr->next_block = 0;
+	t[2] = t[3] = clock_mono_ns();
 
 	if (pr->plan.nr_blocks) {
 		ret = setup_ring(pr);
+		t[3] = clock_mono_ns();
 		if (!ret && pr->engine->attach)
 			ret = pr->engine->attach(pr);
 		if (ret && pc->s.engine == ENGINE_AUTO && pr->engine != &engine_uring_ops) {
@@ -265,6 +271,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 			pr->engine = &engine_uring_ops;
 			pipeline_status_set_engine(st, pr->engine->name);
 			ret = setup_ring(pr);
+			t[3] = clock_mono_ns();
 			if (!ret && pr->engine->attach)
 				ret = pr->engine->attach(pr);
 		}
@@ -273,13 +280,19 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 			return ret;
 		}
 	}
+	t[4] = clock_mono_ns();
 	/* a record from the start: the destinations' identities are in it */
 	ckpt_write(pr, CKPT_RUNNING, pr->plan.p.start);
+	t[5] = clock_mono_ns();
 	log_info("pipeline %s: %s %" PRIu64 " bytes in %" PRIu64 " blocks of %u, "
-		 "%d chains, %s engine%s", pc->name, transform_to_string(pc->transform),
+		 "%d chains, %s engine%s; ready in %.3f s (files %.3f, plan %.3f, ring and "
+		 "buffers %.3f, engine %.3f, first record %.3f)", pc->name,
+		 transform_to_string(pc->transform),
 		 pr->plan.p.length - pr->plan.p.start, pr->plan.nr_blocks,
 		 pr->plan.p.block_size, pr->nr_chains, pr->engine->name,
-		 pr->plan.p.io_align > 1 ? ", O_DIRECT" : "");
+		 pr->plan.p.io_align > 1 ? ", O_DIRECT" : "", (t[5] - t[0]) / 1e9,
+		 (t[1] - t[0]) / 1e9, (t[2] - t[1]) / 1e9, (t[3] - t[2]) / 1e9,
+		 (t[4] - t[3]) / 1e9, (t[5] - t[4]) / 1e9);
 	return 0;
 }
 
