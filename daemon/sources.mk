@@ -11,3 +11,6 @@ DAEMON_LIB_SRCS := log.c claims.c config.c config_keys.c config_load.c config_va
 DAEMON_CONFIG_SRCS := log.c claims.c config.c config_keys.c config_load.c config_values.c \
 		      config_check.c config_device.c \
 		      pipeline_config.c plan.c
+# the real BPF loader (BPF=1; bpf_loader_stub.c otherwise), also linked by
+# tests/integration/faults' hostile
+DAEMON_BPF_SRCS := bpf_loader.c bpf_struct_ops.c
