@@ -196,6 +196,21 @@ static void teardown_ring(struct pipeline_run *pr)
 	ring_mem_free(&pr->mem);
 }
 
+/* @pr zeroed, with no file open and its own copy of @pc */
+static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
+		    const struct run_env *env, bool check_only)
+{
+	memset(pr, 0, sizeof(*pr));
+	pthread_mutex_init(&pr->ckpt_lock, NULL);
+	pr->env = env;
+	pr->failed_off = pr->reported_off = UINT64_MAX;
+	pr->fs.check_only = check_only;
+	for (int i = 0; i < CONFIG_MAX_FILES; i++)
+		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
+	pr->fs.cfg = &pr->cfg;
+	return pipeline_config_dup(pc, &pr->cfg);
+}
+
 int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		     const struct run_env *env)
 {
@@ -205,17 +220,9 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	char note[600];
 	int ret;
 
-	memset(pr, 0, sizeof(*pr));
-	pthread_mutex_init(&pr->ckpt_lock, NULL);
-	pr->env = env;
-	pr->failed_off = pr->reported_off = UINT64_MAX;
-	for (int i = 0; i < CONFIG_MAX_FILES; i++)
-		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
-	ret = pipeline_config_dup(pc, &pr->cfg);
+	ret = run_init(pr, pc, env, false);
 	if (ret)
 		return ret;
-	pr->fs.cfg = &pr->cfg;
-
 	ret = engine_select(pc->s.engine, env->probe, &pr->engine, note, sizeof(note));
 	if (ret)
 		return pipeline_fail(pr, ret, "%s", note);
@@ -301,17 +308,9 @@ int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *p
 {
 	int ret;
 
-	memset(pr, 0, sizeof(*pr));
-	pthread_mutex_init(&pr->ckpt_lock, NULL);
-	pr->env = env;
-	pr->failed_off = pr->reported_off = UINT64_MAX;
-	pr->fs.check_only = true;
-	for (int i = 0; i < CONFIG_MAX_FILES; i++)
-		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
-	ret = pipeline_config_dup(pc, &pr->cfg);
+	ret = run_init(pr, pc, env, true);
 	if (ret)
 		return ret;
-	pr->fs.cfg = &pr->cfg;
 	ret = files_open(&pr->fs);
 	if (ret)
 		return pipeline_files_failed(pr, ret);

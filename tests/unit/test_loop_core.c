@@ -741,11 +741,29 @@ static void concat_joins_the_sources(void **state)
 	pipe_free(&p);
 }
 
+/* stop a two-way mirror of @len bytes: both destinations hold the source */
+static void mirror_stop_and_compare(struct pipe *p, size_t len)
+{
+	size_t got;
+	uint8_t *src;
+
+	pipe_stop(p);
+	src = file_bytes(p->src_path[0], &got);
+	assert_file_equals(p->dst_path[0], src, len);
+	assert_file_equals(p->dst_path[1], src, len);
+	free(src);
+	pipe_free(p);
+}
+
+static const char *cqe_mode(int per_request)
+{
+	return per_request ? "one CQE per request" : "one CQE per group";
+}
+
 static void short_transfers_resubmit_the_rest(void **state)
 {
-	size_t len = (2 << 20) + 999, got;
+	size_t len = (2 << 20) + 999;
 	struct plan_params pp = params(TRANSFORM_MIRROR, 1, 2, 64 << 10, 0);
-	uint8_t *src;
 
 	(void)state;
 	/* with CQE skipping the short request's CQE is the group's only one */
@@ -757,16 +775,10 @@ static void short_transfers_resubmit_the_rest(void **state)
 		p.m.short_read_nth = 3;
 		p.m.short_write_every = 7;
 		run_to_done(&p);
-		print_message("%s: %llu groups resubmitted\n",
-			      per_request ? "one CQE per request" : "one CQE per group",
+		print_message("%s: %llu groups resubmitted\n", cqe_mode(per_request),
 			      (unsigned long long)p.m.ctl->retries);
 		assert_true(p.m.ctl->retries >= 5);
-		pipe_stop(&p);
-		src = file_bytes(p.src_path[0], &got);
-		assert_file_equals(p.dst_path[0], src, len);
-		assert_file_equals(p.dst_path[1], src, len);
-		free(src);
-		pipe_free(&p);
+		mirror_stop_and_compare(&p, len);
 	}
 }
 
@@ -776,9 +788,8 @@ static void short_transfers_resubmit_the_rest(void **state)
  */
 static void a_block_posts_one_cqe_when_the_ring_skips(void **state)
 {
-	size_t len = 1 << 20, got;
+	size_t len = 1 << 20;
 	struct plan_params pp = params(TRANSFORM_MIRROR, 1, 2, 64 << 10, 0);
-	uint8_t *src;
 
 	(void)state;
 	for (int per_request = 0; per_request < 2; per_request++) {
@@ -787,18 +798,12 @@ static void a_block_posts_one_cqe_when_the_ring_skips(void **state)
 		pipe_files(&p, 1, &len, 2, 11);
 		pipe_start(&p, &pp, 8, 0, 32, false);
 		run_to_done(&p);
-		print_message("%s: %llu chain CQEs for %llu blocks\n",
-			      per_request ? "one CQE per request" : "one CQE per group",
+		print_message("%s: %llu chain CQEs for %llu blocks\n", cqe_mode(per_request),
 			      (unsigned long long)p.m.chain_cqes,
 			      (unsigned long long)p.pl.nr_blocks);
 		assert_int_equal(p.m.chain_cqes, (per_request ? 3 : 1) * p.pl.nr_blocks);
 		assert_int_equal(p.m.ctl->retries, 0);
-		pipe_stop(&p);
-		src = file_bytes(p.src_path[0], &got);
-		assert_file_equals(p.dst_path[0], src, len);
-		assert_file_equals(p.dst_path[1], src, len);
-		free(src);
-		pipe_free(&p);
+		mirror_stop_and_compare(&p, len);
 	}
 }
 
