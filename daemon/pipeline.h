@@ -141,6 +141,7 @@ struct pipeline_run {
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
 	bool sync_failed;		/* an fsync failed: what it covered may be lost */
 	uint64_t synced;		/* flushed by the last checkpoint, once it is recorded */
+	uint64_t flushed;		/* flushed by the last flush that completed */
 	uint64_t wb_started;		/* logical bytes whose writeback was started */
 	int wb_inflight;		/* sync_file_range CQEs outstanding */
 	uint64_t durable;
@@ -151,8 +152,9 @@ struct pipeline_run {
 		char buf[CKPT_RECORD_MAX + 1];
 		int len;
 		uint64_t done;		/* what it records */
-		int inflight;		/* its CQEs outstanding */
+		int inflight;		/* its four steps not yet completed */
 		bool failed;
+		bool renaming;		/* its rename and directory fsync are submitted */
 	} rec;
 	uint64_t flush_start_ns;	/* when the checkpoint's fsyncs in flight began */
 	bool resumed;

@@ -160,51 +160,27 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr)
 }
 
 /*
- * A checkpoint's flush starts half an interval past the last one: the
- * writes may run checkpoint_interval plus a queue depth ahead of what is
- * durable (driver.c), so the copy goes on through the other half while the
- * flush runs instead of waiting for it.
+ * A checkpoint is a flush, then its record, both through the ring while the
+ * chains move on; they overlap. The next flush starts when the last one
+ * completes, not when its record does, and a record names the highest
+ * watermark flushed when it starts. (Flush and record in turn, the writes
+ * waited for three journal commits per checkpoint at the window's end.)
+ *
+ * The record is written as checkpoint_save() would: the tmp file's write
+ * and fsync, the rename over the checkpoint, the directory's fsync, linked.
+ * A record that starts with its flush writes the tmp file beside it (the
+ * tmp file is not the checkpoint until it is renamed) and renames once both
+ * are done. rec.inflight counts its four steps not yet completed; the kv
+ * files are open exactly while it is not 0. 0, or -errno when the record
+ * could not be started.
  */
-void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
-{
-	uint64_t interval = pr->cfg.s.checkpoint_interval;
-
-	if (pr->ckpt_fsyncs || pr->rec.inflight || pr->error || w <= pr->durable)
-		return;
-	if (!force && w - pr->durable < interval / 2 &&
-	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
-		return;
-	/* everything below w has completed; flush it, then record w */
-	for (int d = 0; d < pr->fs.nr_dst; d++) {
-		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
-
-		if (!sqe)
-			break;
-		io_uring_prep_fsync(sqe, pr->fs.nr_src + d, IORING_FSYNC_DATASYNC);
-		sqe->flags |= IOSQE_FIXED_FILE;
-		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
-		pr->ckpt_fsyncs++;
-	}
-	pr->ckpt_watermark = w;
-	pr->flush_start_ns = clock_mono_ns();
-}
-
-/*
- * The record of a flushed checkpoint goes through the ring too, as
- * checkpoint_save() would write it: the tmp file, its fsync, the rename
- * over the checkpoint, the directory's fsync, linked in that order. Two
- * synchronous fsyncs per checkpoint stalled the chains for a journal commit
- * each (tens of ms under load); now the chains move on beside them, and the
- * checkpoint advances when the last step completes. 0, or -errno when it
- * could not be started (the caller writes the record itself).
- */
-static int ckpt_record_submit(struct pipeline_run *pr, uint64_t done)
+static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushed)
 {
 	struct io_uring_sqe *sqe[4];
 	char path[sizeof(pr->rec.kv.path)];
-	int ret;
+	int n = flushed ? 4 : 2, ret;
 
-	if (io_uring_sq_space_left(&pr->ring.uring) < 4)
+	if (io_uring_sq_space_left(&pr->ring.uring) < (unsigned int)n)
 		return -EBUSY;
 	ret = checkpoint_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path));
 	if (ret)
@@ -219,21 +195,146 @@ static int ckpt_record_submit(struct pipeline_run *pr, uint64_t done)
 	ret = kv_replace_open(&pr->rec.kv, path, 0600);
 	if (ret)
 		return ret;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++)
 		sqe[i] = ring_get_sqe(&pr->ring);
 	io_uring_prep_write(sqe[0], pr->rec.kv.fd, pr->rec.buf, pr->rec.len, 0);
 	io_uring_prep_fsync(sqe[1], pr->rec.kv.fd, 0);
-	io_uring_prep_renameat(sqe[2], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD, pr->rec.kv.path, 0);
-	io_uring_prep_fsync(sqe[3], pr->rec.kv.dir_fd, 0);
-	for (int i = 0; i < 4; i++) {
-		if (i < 3)
+	if (flushed) {
+		io_uring_prep_renameat(sqe[2], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD,
+				       pr->rec.kv.path, 0);
+		io_uring_prep_fsync(sqe[3], pr->rec.kv.dir_fd, 0);
+	}
+	for (int i = 0; i < n; i++) {
+		if (i < n - 1)
 			sqe[i]->flags |= IOSQE_IO_LINK;
 		io_uring_sqe_set_data64(sqe[i], iou_ud(IOU_TAG_RECORD, 0, i));
 	}
 	pr->rec.done = done;
 	pr->rec.inflight = 4;
+	pr->rec.renaming = flushed;
 	pr->rec.failed = false;
 	return 0;
+}
+
+static void ckpt_record_end(struct pipeline_run *pr)
+{
+	pr->rec.inflight = 0;
+	kv_replace_close(&pr->rec.kv, pr->rec.failed);
+	/* recorded or not, the data is on disk: the writes may move on */
+	pr->synced = pr->rec.done;
+	if (!pr->rec.failed) {
+		pthread_mutex_lock(&pr->ckpt_lock);
+		ckpt_recorded(pr, pr->rec.done);
+		pthread_mutex_unlock(&pr->ckpt_lock);
+	}
+}
+
+/* the tmp file is written and its flush is done: rename it over the checkpoint */
+static void ckpt_record_rename(struct pipeline_run *pr)
+{
+	struct io_uring_sqe *sqe[2];
+
+	if (io_uring_sq_space_left(&pr->ring.uring) < 2) {
+		/* no room on the ring: the same two steps, here */
+		if (rename(pr->rec.kv.tmp, pr->rec.kv.path) < 0 ||
+		    fsync(pr->rec.kv.dir_fd) < 0) {
+			pr->rec.failed = true;
+			ckpt_unrecorded(pr, -errno);
+		}
+		ckpt_record_end(pr);
+		return;
+	}
+	sqe[0] = ring_get_sqe(&pr->ring);
+	sqe[1] = ring_get_sqe(&pr->ring);
+	io_uring_prep_renameat(sqe[0], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD, pr->rec.kv.path, 0);
+	io_uring_prep_fsync(sqe[1], pr->rec.kv.dir_fd, 0);
+	sqe[0]->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, 2));
+	io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, 3));
+	pr->rec.renaming = true;
+}
+
+/* all blocks completed: finish() flushes and records "finished" next */
+static bool ckpt_all_done(const struct pipeline_run *pr, uint64_t w)
+{
+	return w >= pr->plan.p.length;
+}
+
+/*
+ * Move the checkpoint on after a flush or record step completes: rename a
+ * tmp file whose flush is done (or give it up after an error: the wind-down
+ * records what is durable), or record what the last flush covered.
+ */
+static void ckpt_record_step(struct pipeline_run *pr)
+{
+	if (pr->rec.inflight == 2 && !pr->rec.renaming) {
+		if (pr->error && !pr->ckpt_fsyncs) {
+			kv_replace_close(&pr->rec.kv, true);
+			pr->rec.inflight = 0;
+			return;
+		}
+		if (pr->error || pr->flushed < pr->rec.done)
+			return;		/* its flush completes later */
+		if (pr->rec.failed)
+			ckpt_record_end(pr);
+		else
+			ckpt_record_rename(pr);
+		return;
+	}
+	if (pr->rec.inflight || pr->error || pr->flushed <= pr->synced ||
+	    pr->flushed <= pr->durable || ckpt_all_done(pr, ckpt_watermark_now(pr)))
+		return;
+	if (ckpt_record_begin(pr, pr->flushed, true)) {
+		ckpt_write(pr, CKPT_RUNNING, pr->flushed);
+		pr->synced = pr->flushed;
+	}
+}
+
+/*
+ * A flush starts half an interval past the last one: the writes may run
+ * checkpoint_interval plus a queue depth ahead of the last checkpoint
+ * recorded (driver.c), so the copy goes on through the other half while
+ * flushes and records run. It is an fdatasync of the range written since
+ * the last flush (IORING_OP_FSYNC takes a range; what lies below was
+ * flushed before), so it waits for that range's writeback, started as it
+ * completed, and not for the writes the chains went on with meanwhile. It
+ * still reports any writeback error of the file. Once every block has
+ * completed, finish() flushes the rest.
+ */
+void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
+{
+	const struct plan_params *p = &pr->plan.p;
+	uint64_t interval = pr->cfg.s.checkpoint_interval;
+	uint64_t last = pr->flushed > pr->durable ? pr->flushed : pr->durable;
+
+	if (pr->ckpt_fsyncs || pr->error || w <= last || ckpt_all_done(pr, w))
+		return;
+	if (!force && w - last < interval / 2 &&
+	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
+		return;
+	/* every destination's flush, or none: a checkpoint covers them all */
+	if (io_uring_sq_space_left(&pr->ring.uring) < (unsigned int)pr->fs.nr_dst)
+		return;
+	for (int d = 0; d < pr->fs.nr_dst; d++) {
+		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
+		uint64_t from = dest_bytes_at(p, d, last);
+		uint64_t to = dest_bytes_at(p, d, w);
+
+		io_uring_prep_fsync(sqe, pr->fs.nr_src + d, IORING_FSYNC_DATASYNC);
+		sqe->off = pr->cfg.dest_offset + from;
+		/* len 0 reaches the end of the file */
+		sqe->len = to - from <= UINT32_MAX ? to - from : 0;
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
+		pr->ckpt_fsyncs++;
+	}
+	log_debug("pipeline %s: flush of bytes %" PRIu64 " to %" PRIu64 " started%s",
+		  pr->cfg.name, last, w, pr->rec.inflight ? " beside a record" : "");
+	pr->ckpt_watermark = w;
+	pr->flush_start_ns = clock_mono_ns();
+	/* no record in flight: this flush's record writes its tmp file beside it */
+	if (!pr->rec.inflight)
+		ckpt_record_begin(pr, w, false);
 }
 
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
@@ -246,15 +347,15 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 			      "stays at %" PRIu64, d < pr->fs.nr_dst ? pr->fs.dst[d].path : "?",
 			      strerror(-res), pr->durable);
 	}
-	if (--pr->ckpt_fsyncs == 0 && !pr->error) {
+	if (--pr->ckpt_fsyncs)
+		return;
+	if (!pr->sync_failed) {
+		pr->flushed = pr->ckpt_watermark;
 		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
 			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->ckpt_watermark,
 			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
-		if (ckpt_record_submit(pr, pr->ckpt_watermark)) {
-			ckpt_write(pr, CKPT_RUNNING, pr->ckpt_watermark);
-			pr->synced = pr->ckpt_watermark;
-		}
 	}
+	ckpt_record_step(pr);
 }
 
 void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
@@ -264,15 +365,11 @@ void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
 		pr->rec.failed = true;
 		ckpt_unrecorded(pr, res < 0 ? res : -EIO);
 	}
-	if (--pr->rec.inflight)
-		return;
-	kv_replace_close(&pr->rec.kv, pr->rec.failed);
-	/* recorded or not, the data is on disk: the writes may move on */
-	pr->synced = pr->rec.done;
-	if (!pr->rec.failed) {
-		pthread_mutex_lock(&pr->ckpt_lock);
-		ckpt_recorded(pr, pr->rec.done);
-		pthread_mutex_unlock(&pr->ckpt_lock);
+	if (--pr->rec.inflight == 2) {
+		ckpt_record_step(pr);
+	} else if (!pr->rec.inflight) {
+		ckpt_record_end(pr);
+		ckpt_record_step(pr);
 	}
 }
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1253,6 +1254,61 @@ static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
 	same_files(f, "src", "out");
 }
 
+/*
+ * Flushes and records overlap, and each flush is an fdatasync of the range
+ * written since the one before (resume.c): the ranges must tile the copy
+ * from its start, and a record may only name the end of a flush that has
+ * completed, never more (the debug log says each, in order, from the
+ * pipeline thread). The finished record follows finish()'s full fsync.
+ */
+static void checkpoints_record_only_flushed_ranges_that_tile_the_copy(void **state)
+{
+	struct fx *f = *state;
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	uint64_t ends[1024] = { 0 }, next = 0, durable = 0, a, b, n;
+	int flushes = 0, records = 0, k;
+	char *err, *line;
+
+	make_src(f, "src", 16 << 20, 8);
+	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 512K\n"
+		   "log_level = debug\n",
+		   "[pipeline p]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	assert_int_equal(run_bin(f, once), 0);
+	err = slurp(f->err);
+	for (line = strtok(err, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *m;
+
+		if ((m = strstr(line, "flush of bytes ")) &&
+		    sscanf(m, "flush of bytes %" SCNu64 " to %" SCNu64, &a, &b) == 2) {
+			assert_int_equal(a, next);
+			assert_true(a < b);
+			next = b;
+		} else if ((m = strstr(line, "destination(s) up to byte ")) &&
+			   sscanf(m, "destination(s) up to byte %" SCNu64, &b) == 1) {
+			assert_int_equal(b, next);
+			assert_true(flushes < 1023);
+			ends[++flushes] = b;
+		} else if ((m = strstr(line, "checkpoint: durable up to byte ")) &&
+			   sscanf(m, "checkpoint: durable up to byte %" SCNu64 " of %" SCNu64,
+				  &b, &n) == 2) {
+			if (b == n)
+				break;		/* finish(), after its own full fsync */
+			/* the start (ends[0]), or where a completed flush ended */
+			for (k = flushes; k > 0 && ends[k] != b; k--)
+				;
+			assert_int_equal(ends[k], b);
+			assert_true(b >= durable);
+			durable = b;
+			records++;
+		}
+	}
+	free(err);
+	print_message("%d flushes, %d records before the finish\n", flushes, records);
+	assert_true(flushes >= 8);
+	assert_true(records >= 4);
+	same_files(f, "src", "out");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1325,6 +1381,8 @@ int main(void)
 			writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			checkpoints_record_only_flushed_ranges_that_tile_the_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(checkpoints_do_not_fsync_on_the_pipeline_thread, setup,
 						teardown),
 	};
