@@ -29,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_btf.h"
 #include "bpf_loader.h"
 #include "bpf_struct_ops.h"
 #include "clock.h"
@@ -212,6 +213,16 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 	*bytes = __atomic_load_n(&progs.ops->bss->bytes_copied[op_id], __ATOMIC_RELAXED) -
 		 h->base[2][op_id];
 	return 0;
+}
+
+int bpf_loader_kernel_structs(const char *const *names, int n, bool *found)
+{
+	int ret;
+
+	pthread_mutex_lock(&progs.lock);
+	ret = bpf_kernel_btf_structs(names, n, found);
+	pthread_mutex_unlock(&progs.lock);
+	return ret;
 }
 
 unsigned int bpf_loader_loads(void)

@@ -25,6 +25,11 @@ void bpf_ops_detach(struct bpf_ops_handle *h);
  */
 int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *completed,
 		     uint64_t *failed, uint64_t *bytes);
+/*
+ * Which of the structs @names the kernel's BTF describes (the BTF libbpf's
+ * loads then reuse): how many, or -errno (-EOPNOTSUPP without BPF ops).
+ */
+int bpf_loader_kernel_structs(const char *const *names, int n, bool *found);
 /* BPF objects loaded (so verified) by this daemon so far: at most 2 */
 unsigned int bpf_loader_loads(void);
 

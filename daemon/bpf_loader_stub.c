@@ -36,6 +36,14 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 	return -EOPNOTSUPP;
 }
 
+int bpf_loader_kernel_structs(const char *const *names, int n, bool *found)
+{
+	(void)names;
+	for (int i = 0; i < n; i++)
+		found[i] = false;
+	return -EOPNOTSUPP;
+}
+
 unsigned int bpf_loader_loads(void)
 {
 	return 0;

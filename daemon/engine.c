@@ -6,7 +6,8 @@
  * The probe loads nothing into the kernel. It checks, in order: that the
  * daemon was built with the BPF ops; that io_uring accepts
  * IORING_SETUP_BPF_OP; that IORING_REGISTER_PROBE lists IORING_OP_BPF; and
- * that the kernel's BTF has the uring_bpf_ops struct_ops type. Opcode and
+ * that the kernel's BTF has the uring_bpf_ops struct_ops type (parsed by
+ * libbpf once, for the probe and every later load: bpf_btf.c). Opcode and
  * setup-bit numbers alone are not proof: on newer stock kernels 58 is
  * IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL. The loop engine
  * needs all that, a ring with IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND,
@@ -23,7 +24,6 @@
 #include <unistd.h>
 
 #include "bpf_loader.h"
-#include "btf_names.h"
 #include "engine.h"
 #include "ring.h"
 
@@ -31,7 +31,7 @@
 
 void engine_probe_kernel(struct engine_probe *probe)
 {
-	static const char *const btf_names[] = {
+	static const char *const btf_structs[] = {
 		"uring_bpf_ops", "io_uring_bpf_ops", "iou_loop_params",
 	};
 	bool in_btf[3];
@@ -68,7 +68,7 @@ void engine_probe_kernel(struct engine_probe *probe)
 			 "IORING_REGISTER_PROBE does not list IORING_OP_BPF (%d)", IOU_OP_BPF);
 		return;
 	}
-	ret = btf_find_strings(VMLINUX_BTF, btf_names, 3, in_btf);
+	ret = bpf_loader_kernel_structs(btf_structs, 3, in_btf);
 	if (ret <= 0 || !in_btf[0]) {
 		snprintf(probe->why, sizeof(probe->why),
 			 "kernel BTF (%s) has no struct uring_bpf_ops%s%s", VMLINUX_BTF,

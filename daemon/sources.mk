@@ -3,7 +3,7 @@
 DAEMON_LIB_SRCS := log.c claims.c config.c config_keys.c config_load.c config_values.c \
 		   config_check.c config_device.c \
 		   pipeline_config.c plan.c ring.c checkpoint.c kv.c files.c files_space.c \
-		   engine.c btf_names.c engine_uring.c engine_bpf.c engine_loop.c loop_monitor.c \
+		   engine.c engine_uring.c engine_bpf.c engine_loop.c loop_monitor.c \
 		   loop_plan.c pipeline.c pipeline_setup.c pipeline_status.c resume.c chain.c driver.c \
 		   notify.c human.c status.c status_device.c workers.c daemon.c \
 		   ublk_map.c ublk_gather.c ublk_ctrl.c ublk_queue.c ublk_recover.c ublk_dev.c devices.c
@@ -12,5 +12,8 @@ DAEMON_CONFIG_SRCS := log.c claims.c config.c config_keys.c config_load.c config
 		      config_check.c config_device.c \
 		      pipeline_config.c plan.c
 # the real BPF loader (BPF=1; bpf_loader_stub.c otherwise), also linked by
-# tests/integration/faults' hostile
-DAEMON_BPF_SRCS := bpf_loader.c bpf_struct_ops.c
+# tests/integration/faults' hostile, against a copy of libbpf.a made with
+# `objcopy $(DAEMON_BPF_WEAKEN)` (bpf_btf.c: libbpf's loads reuse the kernel
+# BTF the daemon read once)
+DAEMON_BPF_SRCS := bpf_loader.c bpf_struct_ops.c bpf_btf.c
+DAEMON_BPF_WEAKEN := --weaken-symbol=btf__load_vmlinux_btf
