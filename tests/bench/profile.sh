@@ -10,13 +10,20 @@
 # perf is the 6.12 tree's own tools/perf (tests/bench/build-perf.sh), which
 # matches this kernel; cpu-clock is a software event (TCG has no PMU).
 #
+# The transform `startup` is the fixed cost instead: PROFILE_STARTUP_RUNS
+# one-block copies (brd with O_DIRECT when the guest has it, else tmpfs)
+# under one perf record, with the daemon's own timing of its phases (the
+# "ready in" and "finish in" lines at log_level info) and the system calls
+# of each run.
+#
 # Artifacts: per run perf.data's reports by command and by symbol
 # (<tf>-<engine>-{comm,sym}.txt), and summary.txt: the top symbols of each
 # run with idle left out, side by side.
 #
 # Knobs (environment, or iou.profile_x=a,b on the kernel command line):
 # PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
-# ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"), PROFILE_FREQ (499).
+# ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"; add "startup"),
+# PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -28,6 +35,7 @@ PROFILE_QD=${PROFILE_QD:-32}
 PROFILE_ENGINES=${PROFILE_ENGINES:-uring bpf loop}
 PROFILE_TRANSFORMS=${PROFILE_TRANSFORMS:-stripe copy}
 PROFILE_FREQ=${PROFILE_FREQ:-499}
+PROFILE_STARTUP_RUNS=${PROFILE_STARTUP_RUNS:-10}
 OUT=${IOU_ARTIFACTS:-/run/iou-profile-out}
 WORK=/run/iou-profile
 mkdir -p "$OUT" "$WORK/state" "$WORK/data"
@@ -68,9 +76,83 @@ config() {	# FILE ENGINE TRANSFORM
 # top N lines of a perf report --stdio, without comments and blank lines
 top() { grep -v '^#' "$1" | grep -v '^[[:space:]]*$' | head -"$2"; }
 
+# the perf reports of DATA for TAG: by command, and by symbol without idle
+reports() {	# DATA TAG
+	local comms
+	"$PERF" report -i "$1" --stdio --no-children --sort comm --percent-limit 0.5 \
+		> "$OUT/$2-comm.txt" 2>/dev/null
+	# idle CPUs (swapper) out: what is left is the work of moving the data
+	comms=$(top "$OUT/$2-comm.txt" 40 | awk '$2 != "swapper" { print $2 }' | paste -sd, -)
+	"$PERF" report -i "$1" --stdio --no-children --sort dso,sym --percent-limit 0.3 --percentage relative \
+		${comms:+--comms "$comms"} > "$OUT/$2-sym.txt" 2>/dev/null
+}
+
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# PROFILE_STARTUP_RUNS one-block copies with ENGINE: wall, CPU, system calls,
+# the daemon's phases, and where the CPU went
+startup() {	# ENGINE
+	local e=$1 tag=startup-$1 dev src dst i line data=$WORK/data/startup-$1.data
+	if [ -b /dev/ram0 ] || modprobe brd rd_nr=2 rd_size=$((64 << 10)) 2>/dev/null; then
+		src=/dev/ram0 dst=/dev/ram1
+	else
+		src=$D/src dst=$D/startup-dst
+	fi
+	{
+		daemon_section "$WORK/state" "$e" "$PROFILE_QD" "$PROFILE_BS"
+		echo "[pipeline once]"
+		echo "transform = copy"
+		echo "source = $src"
+		echo "destination = $dst"
+		echo "length = $PROFILE_BS"
+	} > "$WORK/$tag.conf"
+	: > "$OUT/$tag.log"
+	: > "$WORK/$tag.runs"
+	# the runs under one perf record: enough samples for where the time goes
+	cat > "$WORK/$tag.sh" <<-EOS
+	for i in \$(seq $PROFILE_STARTUP_RUNS); do
+		rm -rf "$WORK/state"/*
+		"$BT" run --count --log "$OUT/$tag.log.\$i" -- "$daemon" --config="$WORK/$tag.conf" --once -l info \
+			2>>"$OUT/$tag.log" >> "$WORK/$tag.runs"
+	done
+	EOS
+	"$PERF" record -q -a -e cpu-clock -F "$PROFILE_FREQ" -o "$data" -- bash "$WORK/$tag.sh" 2>>"$OUT/$tag.log"
+	cat "$OUT/$tag.log".* >> "$OUT/$tag.log" 2>/dev/null
+	rm -f "$OUT/$tag.log".*
+	if [ "$(wc -l < "$WORK/$tag.runs")" != "$PROFILE_STARTUP_RUNS" ] || grep -qv 'rc=0' "$WORK/$tag.runs"; then
+		nok "start-up, engine $e: $PROFILE_STARTUP_RUNS one-block runs under perf record (see artifacts/bench-profile/$tag.log)"
+		tail -5 "$OUT/$tag.log" | sed 's/^/#   /'
+		return
+	fi
+	reports "$data" "$tag"
+	local wall cpu sc ready fin
+	wall=$(while read -r line; do kv wall "$line"; done < "$WORK/$tag.runs" | median)
+	cpu=$(while read -r line; do echo "$(kv user "$line") $(kv sys "$line")"; done < "$WORK/$tag.runs" |
+		awk '{ print $1 + $2 }' | median)
+	sc=$(while read -r line; do kv syscalls "$line"; done < "$WORK/$tag.runs" | median)
+	ready=$(grep -o 'ready in [0-9.]* s ([^)]*)' "$OUT/$tag.log" | tail -1)
+	fin=$(grep -o 'finish in [0-9.]* s ([^)]*)' "$OUT/$tag.log" | tail -1)
+	ok "start-up, engine $e: median of $PROFILE_STARTUP_RUNS one-block runs ($src to $dst): $wall s wall, $cpu s CPU, $sc system calls"
+	{
+		echo "== start-up, engine $e: median $wall s wall, $cpu s CPU, $sc system calls per run"
+		echo "-- the daemon's phases (last run): pipeline ${ready:-?}; ${fin:-?}"
+		echo "-- by command (all CPUs, idle included):"
+		top "$OUT/$tag-comm.txt" 8
+		echo "-- by symbol (idle left out; % of the samples kept):"
+		top "$OUT/$tag-sym.txt" 25
+		echo
+	} >> "$OUT/summary.txt"
+	rm -f "$data"
+}
+
 : > "$OUT/summary.txt"
 for tf in $PROFILE_TRANSFORMS; do
 	for e in $PROFILE_ENGINES; do
+		if [ "$tf" = startup ]; then
+			startup "$e"
+			continue
+		fi
 		tag=$tf-$e
 		config "$WORK/$tag.conf" "$e" "$tf"
 		rm -rf "$WORK/state"/* "$D"/dst*
@@ -86,12 +168,7 @@ for tf in $PROFILE_TRANSFORMS; do
 			tail -5 "$OUT/$tag.log" | sed 's/^/#   /'
 			continue
 		fi
-		"$PERF" report -i "$data" --stdio --no-children --sort comm --percent-limit 0.5 \
-			> "$OUT/$tag-comm.txt" 2>/dev/null
-		# idle CPUs (swapper) out: what is left is the work of moving the data
-		comms=$(top "$OUT/$tag-comm.txt" 40 | awk '$2 != "swapper" { print $2 }' | paste -sd, -)
-		"$PERF" report -i "$data" --stdio --no-children --sort dso,sym --percent-limit 0.3 --percentage relative \
-			${comms:+--comms "$comms"} > "$OUT/$tag-sym.txt" 2>/dev/null
+		reports "$data" "$tag"
 		samples=$(grep -m1 -o "Samples: [0-9.]*[KM]\? *of event" "$OUT/$tag-sym.txt" | grep -o "[0-9.]*[KM]\?" | head -1)
 		fig=$(awk -v w="$(kv wall "$line")" -v u="$(kv user "$line")" -v s="$(kv sys "$line")" \
 			-v c="$(kv io_uring_enter "$line")" -v m="$PROFILE_MB" 'BEGIN {
