@@ -321,9 +321,15 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 		uint64_t to = dest_bytes_at(p, d, w);
 
 		io_uring_prep_fsync(sqe, pr->fs.nr_src + d, IORING_FSYNC_DATASYNC);
-		sqe->off = pr->cfg.dest_offset + from;
-		/* len 0 reaches the end of the file */
-		sqe->len = to - from <= UINT32_MAX ? to - from : 0;
+		/*
+		 * The kernel syncs off to off + len, or the whole file when
+		 * that sum is 0: len 0 past offset 0 would sync one byte. A
+		 * range len cannot hold (or an empty one) takes the whole file.
+		 */
+		if (to > from && to - from <= UINT32_MAX) {
+			sqe->off = pr->cfg.dest_offset + from;
+			sqe->len = to - from;
+		}
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
 		pr->ckpt_fsyncs++;
