@@ -14,8 +14,12 @@
 # (DUR_LOAD_CPUS CPU burners plus a dd writing and fdatasync'ing another file
 # over and over on the same file system). Runs alternate (round r runs every
 # mover once) so drift hits all alike; the source stays in the page cache.
+# DUR_BASE=DAEMON adds a mover "base": that other build of the daemon with
+# the shipped defaults, so a change is timed side by side with what it
+# replaces, in the same rounds.
 # Prints TAP (each run copied every byte) and a table of median wall seconds
-# with the ratios the targets are stated in: default / ckpt-1G, default / dd.
+# with the ratios the targets are stated in: default / ckpt-1G, default / dd
+# (and default / base).
 # DUR_JSON=FILE also writes every wall time and the medians there (bench.sh
 # host runs this script for make bench's host baseline).
 set -u
@@ -28,11 +32,12 @@ DUR_RUNS=${DUR_RUNS:-5}
 DUR_DIR=${DUR_DIR:-$BUILD_ROOT/bench-durability}
 DUR_LOAD_CPUS=${DUR_LOAD_CPUS:-$(nproc)}
 DUR_LOADS=${DUR_LOADS:-quiet load}
-DUR_MOVERS=${DUR_MOVERS:-default ckpt-1G dd cp}
+DUR_MOVERS=${DUR_MOVERS:-default ckpt-1G dd cp${DUR_BASE:+ base}}
 daemon=${DAEMON:-$REPO/daemon/iou-offloadd}
 export IOU_OFFLOADD_NO_BPF=1	# the daemon never probes or loads BPF on the host
 
 [ -x "$daemon" ] || die "no daemon at $daemon (make daemon)"
+[ -z "${DUR_BASE:-}" ] || [ -x "$DUR_BASE" ] || die "DUR_BASE: no daemon at $DUR_BASE"
 mkdir -p "$DUR_DIR"
 W=$(mktemp -d "$DUR_DIR/run.XXXXXX")
 load_pids=()
@@ -70,6 +75,7 @@ conf() {	# conf FILE INTERVAL
 }
 conf "$W/default.conf" ""
 conf "$W/ckpt-1G.conf" 1G
+conf "$W/base.conf" ""
 
 # run MOVER: copy src to a fresh dst; prints the wall seconds
 run() {
@@ -79,6 +85,7 @@ run() {
 	t0=$(date +%s%N)
 	case "$1" in
 	default|ckpt-1G) "$daemon" --config="$W/$1.conf" --once > "$W/$1.log" 2>&1 ;;
+	base) "$DUR_BASE" --config="$W/base.conf" --once > "$W/base.log" 2>&1 ;;
 	dd) dd if="$W/src" of="$W/dst" bs=1M conv=fdatasync status=none ;;
 	cp) cp "$W/src" "$W/dst" && sync -f "$W/dst" ;;
 	esac
@@ -107,7 +114,9 @@ done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 echo "# $DUR_MB MiB on $(findmnt -no FSTYPE -T "$W") ($DUR_DIR), $(uname -r), $(nproc) CPUs, $DUR_RUNS rounds; median wall s (min-max)"
 printf '# %-6s' load; for m in $DUR_MOVERS; do printf ' %16s' "$m"; done
-printf ' %16s %16s\n' "default/ckpt-1G" "default/dd"
+printf ' %16s %16s' "default/ckpt-1G" "default/dd"
+[ -n "${DUR_BASE:-}" ] && printf ' %16s' "default/base"
+echo
 for load in $DUR_LOADS; do
 	printf '# %-6s' "$load"
 	declare -A med=()
@@ -120,8 +129,25 @@ for load in $DUR_LOADS; do
 			"$(bc -l <<< "${lo:-0} / 1000000")" "$(bc -l <<< "${hi:-0} / 1000000")"
 	done
 	ratio() { [ "${med[$2]:-0}" -gt 0 ] && printf '%.3f' "$(bc -l <<< "${med[$1]:-0} / ${med[$2]}")" || echo -; }
-	printf ' %16s %16s\n' "$(ratio default ckpt-1G)" "$(ratio default dd)"
+	printf ' %16s %16s' "$(ratio default ckpt-1G)" "$(ratio default dd)"
+	[ -n "${DUR_BASE:-}" ] && printf ' %16s' "$(ratio default base)"
+	echo
 	unset med
+done
+# the same ratios round by round (both ran in the same round, so drift
+# between rounds cancels): median (min-max) of default / each other mover
+paired() {	# paired LOAD MOVER
+	local a=(${times[$1/default]:-}) b=(${times[$1/$2]:-}) i
+	for i in "${!a[@]}"; do
+		[ -n "${b[$i]:-}" ] && bc -l <<< "${a[$i]} / ${b[$i]}"
+	done | sort -n | awk '{ a[NR] = $1 } END { if (NR) printf "%.3f (%.2f-%.2f)", a[int((NR + 1) / 2)], a[1], a[NR]; else printf "-" }'
+}
+for load in $DUR_LOADS; do
+	printf '# %-6s round by round:' "$load"
+	for m in $DUR_MOVERS; do
+		[ "$m" = default ] || printf ' default/%s %s;' "$m" "$(paired "$load" "$m")"
+	done
+	echo
 done
 if [ -n "${DUR_JSON:-}" ]; then
 	{
