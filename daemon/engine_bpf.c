@@ -242,6 +242,11 @@ static int bpf_attach(struct pipeline_run *pr)
 	char err[256];
 	int ret;
 
+	if (!bpf_plan_shuffles(&pr->plan)) {
+		log_info("pipeline %s: every write goes out of its read buffer: no IORING_OP_BPF, "
+			 "no program to load", pr->cfg.name);
+		return 0;
+	}
 	ret = bpf_ops_attach(ring_fd(&pr->ring), &h, err, sizeof(err));
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s", err);

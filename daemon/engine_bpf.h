@@ -2,6 +2,7 @@
 #ifndef IOU_ENGINE_BPF_H
 #define IOU_ENGINE_BPF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -43,5 +44,16 @@ int bpf_build_shuffle(const struct plan *pl, const struct block_plan *bp,
 		      const struct bpf_shuffle_layout *lay,
 		      struct bpf_shuffle_sqe *sqes, int max_sqes);
 unsigned int bpf_op_id_for(const struct plan *pl);
+/*
+ * Does a pipeline of @pl ever submit IORING_OP_BPF under an engine that
+ * elides the identity shuffle? Not when every write goes out of the buffer
+ * its data was read into (copy, mirror, concat: plan.write_from_read holds
+ * for every block): the bpf and loop engines then link no uring_bpf_ops,
+ * so their start-up loads no program for it.
+ */
+static inline bool bpf_plan_shuffles(const struct plan *pl)
+{
+	return !pl->write_from_read;
+}
 
 #endif

@@ -188,10 +188,13 @@ static int loop_attach(struct pipeline_run *pr)
 	if (ret)
 		return pipeline_fail(pr, ret, "engine = loop: IORING_REGISTER_MEM_REGION of %zu KiB "
 				     "failed: %s", le->region_len >> 10, strerror(-ret));
-	/* the IORING_OP_BPF handlers, as for the bpf engine */
-	ret = bpf_ops_attach(ring_fd(&pr->ring), &le->ops, err, sizeof(err));
-	if (ret)
-		return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s", err);
+	/* the IORING_OP_BPF handlers, as for the bpf engine, where a block shuffles */
+	if (bpf_plan_shuffles(&pr->plan)) {
+		ret = bpf_ops_attach(ring_fd(&pr->ring), &le->ops, err, sizeof(err));
+		if (ret)
+			return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s",
+					     err);
+	}
 	ret = bpf_loop_attach(ring_fd(&pr->ring), &le->loop, err, sizeof(err));
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot attach the loop_step program to the ring: %s",
