@@ -99,6 +99,8 @@ check "the daemon counted no errors" [ "$(st $STATUS secret errors)" = 0 ]
 systemctl stop iou-offloadd
 
 # ---- fewest capabilities that work: drop either and the bpf engine fails ----
+# (a multi-unit stripe: IORING_OP_BPF gathers its blocks, so the programs
+# must load; a copy loads none, below)
 mkdir -p "$H/caps/state" "$H/caps/run"
 head -c $((4 * MiB)) /dev/urandom > "$H/caps/src"
 sed 's/^[[:space:]]*//' > "$H/caps.conf" <<-EOF
@@ -108,21 +110,27 @@ sed 's/^[[:space:]]*//' > "$H/caps.conf" <<-EOF
 	engine = bpf
 	repeat = yes
 	[pipeline caps]
-	transform = copy
+	transform = stripe
+	stripe_unit = 64K
 	source = $H/caps/src
-	destination = $H/caps/out
+	destination = $H/caps/out0
+	destination = $H/caps/out1
 EOF
-caprun() {	# NAME CAPS...: the daemon under systemd-run with only CAPS
-	local name=$1; shift
+sed -e 's/^transform = stripe$/transform = copy/' -e '/^stripe_unit/d' -e '/out1$/d' \
+	-e 's/out0$/out/' "$H/caps.conf" > "$H/caps-copy.conf"
+caprun() {	# NAME CAPS...: the daemon under systemd-run with only CAPS ($CONF: another config)
+	local name=$1 conf=${CONF:-$H/caps.conf}; shift
 	systemd-run --quiet --wait --collect --unit="iou-caps-$name" \
 		-p CapabilityBoundingSet="$*" -p LimitMEMLOCK=infinity -p NoNewPrivileges=yes \
 		-p SecureBits=noroot-locked -p StandardOutput=journal \
-		"$BIN" -c "$H/caps.conf" --once -l info
+		"$BIN" -c "$conf" --once -l info
 }
 check "bpf engine works with CAP_BPF CAP_PERFMON alone" caprun both CAP_BPF CAP_PERFMON
 check "bpf engine fails without CAP_PERFMON (CAP_BPF alone)" eval '! caprun bpf CAP_BPF'
 check "bpf engine fails without CAP_BPF (CAP_PERFMON alone)" eval '! caprun perfmon CAP_PERFMON'
 check "bpf engine fails with no capabilities" eval '! caprun none ""'
+check "a copy with engine = bpf runs with no capabilities: it shuffles nothing, so loads nothing" \
+	eval 'CONF="$H/caps-copy.conf" caprun copy-none "" && same "$H/caps/src" "$H/caps/out"'
 journalctl --no-pager -o cat -u 'iou-caps-*' > "$ART/caps-journal.txt" 2>&1
 grep -h "failed\|attach\|EPERM\|permitted" "$ART/caps-journal.txt" | head -8 | sed 's/^/# /'
 
