@@ -21,10 +21,9 @@
 #include <bpf/btf.h>
 
 #include "bpf_btf.h"
+#include "bpf_loader.h"
 #include "clock.h"
 #include "log.h"
-
-#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
 
 static char *raw;
 static size_t raw_len;

@@ -8,6 +8,9 @@
 
 struct bpf_ops_handle;
 
+/* the kernel's BTF, which the probe and the loads read (bpf_btf.c) */
+#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
+
 /* built with the bpf-ops skeleton (make BPF=1)? */
 bool bpf_loader_available(void);
 /*

@@ -6,28 +6,23 @@
  * The probe loads nothing into the kernel. It checks, in order: that the
  * daemon was built with the BPF ops; that io_uring accepts
  * IORING_SETUP_BPF_OP; that IORING_REGISTER_PROBE lists IORING_OP_BPF; and
- * that the kernel's BTF has the uring_bpf_ops struct_ops type (parsed by
- * libbpf once, for the probe and every later load: bpf_btf.c). Opcode and
- * setup-bit numbers alone are not proof: on newer stock kernels 58 is
- * IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL. The loop engine
+ * that the kernel's BTF has the uring_bpf_ops struct_ops type (read once
+ * per daemon, the bytes shared with every later libbpf load: bpf_btf.c).
+ * Opcode and setup-bit numbers alone are not proof: on newer stock kernels
+ * 58 is IORING_OP_RECV_ZC and bit 17 IORING_SETUP_HYBRID_IOPOLL. The loop engine
  * needs all that, a ring with IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND,
  * and the io_uring_bpf_ops type and its iou_loop_params in BTF.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bpf_loader.h"
 #include "engine.h"
 #include "ring.h"
 
-#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
 void engine_probe_kernel(struct engine_probe *probe)
 {

@@ -174,8 +174,7 @@ static int loop_attach(struct pipeline_run *pr)
 		.cqes_off = pr->ring.params.cq_off.cqes,
 		.skip_cqes = pr->ring.params.features & IORING_FEAT_CQE_SKIP,
 	};
-	/* a quarter of the CQEs in flight: one per chain when they skip */
-	cp.wait_batch = loop_wait_batch(pr->nr_chains, cp.skip_cqes ? 1 : le->max_ops);
+	cp.wait_batch = loop_wait_batch(pr->nr_chains, le->max_ops, cp.skip_cqes);
 	/* the program reads the CQ through a pointer of a size fixed at load */
 	if (cp.cq_entries != loop_cq_class(cp.cq_entries) || cp.cqes_off != LOOP_CQES_OFF ||
 	    cp.cq_head_off >= LOOP_CQES_OFF || cp.cq_tail_off >= LOOP_CQES_OFF)

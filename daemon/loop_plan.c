@@ -66,8 +66,10 @@ uint32_t loop_cq_class(uint32_t want)
 	return LOOP_CQ_CLASS3;
 }
 
-uint32_t loop_wait_batch(int nr_slots, int max_ops)
+uint32_t loop_wait_batch(int nr_slots, int max_ops, bool skip_cqes)
 {
+	if (skip_cqes)
+		max_ops = 1;
 	/* a quarter of the queue: the rest keeps the device busy while we refill */
 	uint64_t b = (uint64_t)nr_slots * (max_ops > 0 ? max_ops : 1) / 4;
 

@@ -52,8 +52,11 @@ struct loop_ctl_params {
 
 /* the CQ size for a loop ring that needs @want entries: the next LOOP_CQ_CLASS* */
 uint32_t loop_cq_class(uint32_t want);
-/* a quarter of the CQEs @nr_slots chains of @max_ops requests post, 1..LOOP_WAIT_MAX */
-uint32_t loop_wait_batch(int nr_slots, int max_ops);
+/*
+ * A quarter of the CQEs @nr_slots chains of @max_ops requests post,
+ * 1..LOOP_WAIT_MAX: one per chain when they skip (@skip_cqes)
+ */
+uint32_t loop_wait_batch(int nr_slots, int max_ops, bool skip_cqes);
 
 /* zero @ctl and fill in its header */
 void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p);

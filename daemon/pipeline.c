@@ -2,8 +2,9 @@
 /*
  * One pipeline, run by one thread on its own ring:
  *
- *   prepare   (pipeline_setup.c) open and check files, decide where to resume, build the plan,
+ *   prepare   open and check files, decide where to resume, build the plan,
  *             set up the ring, register buffers and files, attach the engine
+ *             (pipeline_setup.c)
  *   execute   keep queue_depth chains in flight, one block each; one
  *             io_uring_enter() per batch; checkpoint as blocks become durable
  *   finish    cut destinations to size, fsync, verify, record "finished"

@@ -545,7 +545,7 @@ static void pipe_start(struct pipe *p, const struct plan_params *pp, int qd, uin
 		.cqes_off = LOOP_CQES_OFF,
 		.skip_cqes = !p->one_cqe_per_request,
 	};
-	cp.wait_batch = loop_wait_batch(qd, cp.skip_cqes ? 1 : max_ops);
+	cp.wait_batch = loop_wait_batch(qd, max_ops, cp.skip_cqes);
 	loop_ctl_setup(m->ctl, &cp);
 	/* the first templates, before the first enter */
 	assert_true(loop_feed_fill(&p->feed, m->ctl) > 0 || !p->pl.nr_blocks);
