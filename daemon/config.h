@@ -16,6 +16,8 @@
 #define CONFIG_MAX_DEVICES	64
 #define PROGRESS_INTERVAL_DEFAULT 10	/* seconds between progress log lines */
 #define PROGRESS_INTERVAL_MAX	86400
+#define BUFFER_CACHE_DEFAULT	(256ULL << 20)	/* idle fixed buffers kept between runs */
+#define BUFFER_CACHE_MAX	(1ULL << 40)
 
 enum transform {
 	TRANSFORM_COPY,
@@ -124,6 +126,7 @@ struct daemon_config {
 	enum log_level log_level;
 	bool exit_when_done;
 	uint32_t progress_interval;	/* s between progress lines off a terminal; 0: none */
+	uint64_t buffer_cache;		/* bytes of idle fixed buffers kept (bufpool.h) */
 	struct pipeline_settings defaults;
 	struct pipeline_config *pipelines;
 	int nr_pipelines;

@@ -25,7 +25,7 @@ enum key_id {
 	K_OFFSET, K_DEST_OFFSET, K_LENGTH,
 	K_PROGRESS_INTERVAL,
 	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
-	K_READ_POLICY, K_SIZE, K_STRIPE_IO,
+	K_READ_POLICY, K_SIZE, K_STRIPE_IO, K_BUFFER_CACHE,
 	K_NR,
 };
 _Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");

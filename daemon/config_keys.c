@@ -37,6 +37,7 @@ static const struct key_def keys[] = {
 	{ "exit_when_done", K_EXIT_WHEN_DONE, .daemon = BOOL(D, exit_when_done) },
 	{ "progress_interval", K_PROGRESS_INTERVAL,
 	  .daemon = U32(D, progress_interval, 0, PROGRESS_INTERVAL_MAX) },
+	{ "buffer_cache", K_BUFFER_CACHE, .daemon = SIZE64(D, buffer_cache, 0, BUFFER_CACHE_MAX) },
 
 	{ "engine", K_ENGINE, .settings = ENUM(S, engine, engine_names),
 	  .device = FN(V, engine, set_device_engine) },

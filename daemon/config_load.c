@@ -257,6 +257,7 @@ static void config_init(struct daemon_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->progress_interval = PROGRESS_INTERVAL_DEFAULT;
+	cfg->buffer_cache = BUFFER_CACHE_DEFAULT;
 	settings_defaults(&cfg->defaults);
 }
 

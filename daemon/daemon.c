@@ -61,12 +61,21 @@ static void print_config_errors(const struct config_errors *errs)
 
 /* ---- pipelines ---- */
 
+/* idle buffers are kept only while another run may follow */
+static size_t daemon_buffer_cache(const struct daemon *d, const struct daemon_config *cfg)
+{
+	if (d->stopping || d->opts.once || cfg->exit_when_done)
+		return 0;
+	return cfg->buffer_cache;
+}
+
 static int daemon_start_pipeline(struct daemon *d, const struct pipeline_config *pc)
 {
 	const struct run_env base = {
 		.state_dir = d->cfg.state_dir,
 		.probe = &d->probe,
 		.main_fd = d->event_fd,
+		.pool = &d->pool,
 	};
 
 	return worker_start(&d->workers, pc, &base);
@@ -258,6 +267,7 @@ static void daemon_reload(struct daemon *d)
 		log_warning("state_dir and runtime_dir changes take effect on restart only");
 
 	daemon_probe(d, &next);
+	bufpool_set_limit(&d->pool, daemon_buffer_cache(d, &next));
 	for (struct worker *w = d->workers.list; w; w = w->next) {
 		if (config_find_pipeline(&next, w->cfg.name) || atomic_load(&w->exited))
 			continue;
@@ -329,6 +339,7 @@ static void daemon_stop_all(struct daemon *d)
 	if (d->stopping)
 		return;
 	d->stopping = true;
+	bufpool_set_limit(&d->pool, 0);
 	notify_stopping();
 	log_notice("stopping: draining in-flight chains and checkpointing");
 	for (struct worker *w = d->workers.list; w; w = w->next)
@@ -428,6 +439,7 @@ int daemon_main(const struct daemon_options *opts)
 	d.tty = isatty(STDERR_FILENO) && !getenv("JOURNAL_STREAM");
 	d.watchdog_usec = notify_watchdog_usec();
 	daemon_probe(&d, &d.cfg);
+	bufpool_init(&d.pool, daemon_buffer_cache(&d, &d.cfg));
 
 	ret = daemon_signals(&d);
 	if (!ret) {
@@ -441,6 +453,7 @@ int daemon_main(const struct daemon_options *opts)
 		if (d.sigfd >= 0)
 			close(d.sigfd);
 		config_free(&d.cfg);
+		bufpool_destroy(&d.pool);
 		return DAEMON_EXIT_FAILED;
 	}
 	log_notice("starting %d pipeline(s) from %s", d.cfg.nr_pipelines, opts->config_path);
@@ -483,5 +496,6 @@ int daemon_main(const struct daemon_options *opts)
 	log_notice("exiting%s%s", d.workers.failed ? ": some pipelines failed" : "",
 		   ret == DAEMON_EXIT_STOPPED ? ": stopped before every pipeline finished" : "");
 	config_free(&d.cfg);
+	bufpool_destroy(&d.pool);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bufpool.h"
 #include "config.h"
 #include "devices.h"
 #include "engine.h"
@@ -39,6 +40,7 @@ struct daemon {
 	struct engine_probe probe;
 	struct workers workers;		/* one per pipeline, newest first */
 	struct device_set devices;	/* [device NAME]s being served */
+	struct bufpool pool;		/* fixed buffers kept between pipeline runs */
 	int sigfd;
 	int event_fd;			/* eventfd: pipelines wake the main thread */
 	uint64_t watchdog_usec;

@@ -73,6 +73,7 @@ struct run_env {
 	int main_fd;			/* eventfd the pipeline writes to when its setup is done
 					 * and when it ends (wakes the main thread); -1 */
 	struct pipeline_status *status;
+	struct bufpool *pool;		/* fixed buffers kept between runs; NULL: none */
 };
 
 /* wake the daemon's main thread: setup done, or the pipeline ended */
@@ -128,6 +129,7 @@ struct pipeline_run {
 	struct file_set fs;		/* the sources and destinations, open */
 	struct ring ring;
 	struct ring_mem mem;
+	bool buffers_reused;		/* mem came from env->pool */
 	struct chain *chains;
 	int nr_chains;
 	int inflight_chains;

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bufpool.h"
 #include "clock.h"
 #include "files.h"
 #include "log.h"
@@ -97,8 +98,9 @@ static int setup_chains(struct pipeline_run *pr)
 		if (meta)
 			sizes[per_area * i + 2] = meta;
 	}
-	ret = ring_mem_alloc(&pr->mem, sizes, per_area * pr->nr_chains);
-	if (ret)
+	ret = bufpool_get(pr->env->pool, &pr->mem, sizes, per_area * pr->nr_chains);
+	pr->buffers_reused = ret == 1;
+	if (ret < 0)
 		return pipeline_fail(pr, ret, "cannot allocate %d chain buffers: %s",
 				     pr->nr_chains, strerror(-ret));
 	pr->chains = calloc(pr->nr_chains, sizeof(*pr->chains));
@@ -193,7 +195,7 @@ static void teardown_ring(struct pipeline_run *pr)
 		free(pr->chains);
 		pr->chains = NULL;
 	}
-	ring_mem_free(&pr->mem);
+	bufpool_put(pr->env->pool, &pr->mem);
 }
 
 /* @pr zeroed, with no file open and its own copy of @pc */
@@ -293,13 +295,13 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	t[5] = clock_mono_ns();
 	log_info("pipeline %s: %s %" PRIu64 " bytes in %" PRIu64 " blocks of %u, "
 		 "%d chains, %s engine%s; ready in %.3f s (files %.3f, plan %.3f, ring and "
-		 "buffers %.3f, engine %.3f, first record %.3f)", pc->name,
+		 "buffers %.3f%s, engine %.3f, first record %.3f)", pc->name,
 		 transform_to_string(pc->transform),
 		 pr->plan.p.length - pr->plan.p.start, pr->plan.nr_blocks,
 		 pr->plan.p.block_size, pr->nr_chains, pr->engine->name,
 		 pr->plan.p.io_align > 1 ? ", O_DIRECT" : "", (t[5] - t[0]) / 1e9,
 		 (t[1] - t[0]) / 1e9, (t[2] - t[1]) / 1e9, (t[3] - t[2]) / 1e9,
-		 (t[4] - t[3]) / 1e9, (t[5] - t[4]) / 1e9);
+		 pr->buffers_reused ? " with buffers reused" : "", (t[4] - t[3]) / 1e9, (t[5] - t[4]) / 1e9);
 	return 0;
 }
 

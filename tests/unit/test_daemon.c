@@ -406,6 +406,47 @@ static void sighup_adds_a_pipeline_and_rejects_a_broken_config(void **state)
 	assert_int_equal(wait_exit(pid, 30), 0);
 }
 
+/*
+ * A run that ends leaves its fixed buffers, zeroed, for the next run of the
+ * same layout: a pipeline added by reload maps none. The second source ends
+ * short of its last block, so a stale byte left in the buffers would show.
+ */
+static void reload_with_buffer_cache(struct fx *f, const char *daemon_keys, bool reused)
+{
+	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
+	const char *one = "[pipeline one]\ntransform = copy\nsource = @D/src\ndestination = @D/one\n";
+	char both[512];
+	pid_t pid;
+
+	make_src(f, "src", 2 << 20, 3);
+	make_src(f, "src2", (2 << 20) - 1000, 4);
+	write_conf(f, daemon_keys, one);
+	pid = spawn(f, argv);
+	assert_true(wait_state(f, "one", "finished", 30));
+	snprintf(both, sizeof(both), "%s[pipeline two]\ntransform = copy\nsource = @D/src2\n"
+		 "destination = @D/two\n", one);
+	write_conf(f, daemon_keys, both);
+	kill(pid, SIGHUP);
+	assert_true(wait_state(f, "two", "finished", 30));
+	same_files(f, "src2", "two");
+	assert_true(file_has(f->err, "pipeline one: copy"));
+	assert_int_equal(file_has(f->err, "pipeline two: copy 2096152 bytes in 2 blocks of "
+				  "1048576, 2 chains, uring engine; ready in"), true);
+	assert_int_equal(file_has(f->err, "with buffers reused"), reused);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 30), 0);
+}
+
+static void a_pipeline_added_by_reload_reuses_the_buffers_of_one_that_ended(void **state)
+{
+	reload_with_buffer_cache(*state, "", true);
+}
+
+static void buffer_cache_0_keeps_no_buffers_between_runs(void **state)
+{
+	reload_with_buffer_cache(*state, "buffer_cache = 0\n", false);
+}
+
 static void sigterm_mid_copy_checkpoints_and_restart_finishes(void **state)
 {
 	struct fx *f = *state;
@@ -1340,6 +1381,10 @@ int main(void)
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			reload_adding_a_writer_of_a_running_destination_is_rejected, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			a_pipeline_added_by_reload_reuses_the_buffers_of_one_that_ended, setup, teardown),
+		cmocka_unit_test_setup_teardown(buffer_cache_0_keeps_no_buffers_between_runs,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			a_second_daemon_cannot_write_what_the_first_is_writing, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_refused_pipeline_creates_no_destination, setup,
