@@ -42,7 +42,8 @@
 # with commas for lists): BENCH_MB (data per run, default 1024 when the media
 # include brd, else 128), BENCH_RUNS (5),
 # BENCH_BS ("1M" with brd, else "64K 1M"), BENCH_QD ("1 8 32"), BENCH_MEDIA
-# ("brd"; all: "brd tmpfs virtio"), BENCH_TOOLS ("memcpy dd cp fio engines"),
+# ("brd"; all: "brd tmpfs virtio"; also "nullb": null_blk without memory,
+# the movers' own cost alone), BENCH_TOOLS ("memcpy dd cp fio engines"),
 # BENCH_ENGINES ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe
 # stripe-multi stripe-perunit"), BENCH_ENGINE_QD
 # ("32"; all: "1 8 32"), BENCH_MEMCPY_MB (64: bytes per memcpy run),
@@ -162,6 +163,28 @@ setup_brd() {
 	MDIRECT[brd]=1
 	MDSTS[brd]=""
 	for i in $(seq 1 $MAX_DESTS); do MDSTS[brd]+=" /dev/ram$i"; done
+}
+# null_blk with no memory behind it (configfs, blk-mq, completions inline):
+# reads and writes cost the device nothing and keep no data, so what is left
+# is each mover's own cost: the copies it makes, its system calls. Runs on
+# it are timed and counted, not verified.
+setup_nullb() {
+	local cfs=/sys/kernel/config/nullb i d
+	[ -d $cfs ] || mount -t configfs none /sys/kernel/config 2>/dev/null
+	[ -d $cfs ] || { why="no null_blk configfs at $cfs"; return 1; }
+	MDSTS[nullb]=""
+	for i in $(seq 0 $MAX_DESTS); do
+		d=$cfs/iou-bench$i
+		mkdir -p "$d" && echo $((BYTES >> 20)) > "$d/size" && echo 4096 > "$d/blocksize" &&
+			echo 0 > "$d/memory_backed" && echo 0 > "$d/irqmode" &&
+			echo 2 > "$d/queue_mode" && echo 1 > "$d/power" ||
+			{ why="configuring null_blk $d failed"; return 1; }
+		d=/dev/nullb$(cat "$d/index")
+		for _ in $(seq 50); do [ -b "$d" ] && break; sleep 0.1; done
+		[ -b "$d" ] || { why="no $d after configuring null_blk"; return 1; }
+		if [ "$i" = 0 ]; then MSRC[nullb]=$d; else MDSTS[nullb]+=" $d"; fi
+	done
+	MDIRECT[nullb]=1
 }
 setup_virtio() {
 	local b serial="" dev="" i
@@ -355,6 +378,7 @@ verify() {
 	memcpy*) verdict="copy verified"; return 0 ;;	# benchtool memcpy compares itself
 	fio) verdict="ran (fio writes its own data)"; return 0 ;;
 	esac
+	[ "$medium" = nullb ] && { verdict="ran (null_blk keeps no data)"; return 0; }
 	if [[ $tf == stripe* ]]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
 	local -a dsts=(${MDSTS[$medium]})
 	n=$(ndests "$tf")

@@ -30,7 +30,7 @@ import sys
 
 GIB = float(1 << 30)
 MIB = float(1 << 20)
-MEDIA = ["memory", "tmpfs", "brd", "virtio"]
+MEDIA = ["memory", "tmpfs", "brd", "nullb", "virtio"]
 TRANSFORMS = ["copy", "mirror", "stripe", "stripe-multi", "stripe-perunit", "gather"]
 MOVERS = ["memcpy", "memcpy-vec", "dd", "cp", "fio", "iou-offloadd uring", "iou-offloadd bpf", "iou-offloadd loop"]
 
