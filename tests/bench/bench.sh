@@ -169,7 +169,7 @@ setup_brd() {
 # is each mover's own cost: the copies it makes, its system calls. Runs on
 # it are timed and counted, not verified.
 setup_nullb() {
-	local cfs=/sys/kernel/config/nullb i d
+	local cfs=/sys/kernel/config/nullb i d n
 	[ -d $cfs ] || mount -t configfs none /sys/kernel/config 2>/dev/null
 	[ -d $cfs ] || { why="no null_blk configfs at $cfs"; return 1; }
 	MDSTS[nullb]=""
@@ -179,9 +179,12 @@ setup_nullb() {
 			echo 0 > "$d/memory_backed" && echo 0 > "$d/irqmode" &&
 			echo 2 > "$d/queue_mode" && echo 1 > "$d/power" ||
 			{ why="configuring null_blk $d failed"; return 1; }
-		d=/dev/nullb$(cat "$d/index")
-		for _ in $(seq 50); do [ -b "$d" ] && break; sleep 0.1; done
-		[ -b "$d" ] || { why="no $d after configuring null_blk"; return 1; }
+		# 6.12 names a configfs device after its directory (older: nullbINDEX)
+		n=/dev/nullb$(cat "$d/index")
+		d=/dev/${d##*/}
+		for _ in $(seq 50); do [ -b "$d" ] || [ -b "$n" ] && break; sleep 0.1; done
+		[ -b "$d" ] || d=$n
+		[ -b "$d" ] || { why="no /dev/iou-bench$i or $n after configuring null_blk"; return 1; }
 		if [ "$i" = 0 ]; then MSRC[nullb]=$d; else MDSTS[nullb]+=" $d"; fi
 	done
 	MDIRECT[nullb]=1
