@@ -110,6 +110,14 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 				  "stripe_unit = %u is too small for block_size = %u: "
 				  "expected at most %d stripe units per block",
 				  pc->s.stripe_unit, pc->s.block_size, UNITS_PER_BLOCK_MAX);
+		/*
+		 * Unset: per-unit, which copies nothing and measured faster
+		 * than the gather on brd and null_blk (tests/bench/README.md),
+		 * where a block's units fit its chain; else the gather.
+		 */
+		if (!pc->key_line[K_STRIPE_IO])
+			pc->stripe_io = units > PER_UNIT_MAX ? STRIPE_IO_GATHER :
+							       STRIPE_IO_PER_UNIT;
 		/* one request per unit: a block's chain and the ring stay small */
 		else if (pc->stripe_io == STRIPE_IO_PER_UNIT && units > PER_UNIT_MAX)
 			add_error(st, pc->key_line[K_STRIPE_IO],

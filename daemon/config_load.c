@@ -88,8 +88,6 @@ static void section_begin(struct parse_state *st, char *inner)
 		return;
 	}
 	st->cur->length = UINT64_MAX;
-	/* measured faster than per-unit writes in make bench (tests/bench/README.md) */
-	st->cur->stripe_io = STRIPE_IO_GATHER;
 	st->sec = SEC_PIPELINE;
 }
 

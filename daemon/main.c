@@ -59,7 +59,7 @@ static void usage(FILE *out)
 "  [pipeline NAME]         transform = copy | mirror | stripe | gather\n"
 "                          source = PATH (repeat for gather), destination = PATH (repeat\n"
 "                          for mirror and stripe), offset, dest_offset, length,\n"
-"                          gather = concat | destripe, stripe_io = gather | per-unit,\n"
+"                          gather = concat | destripe, stripe_io = per-unit | gather,\n"
 "                          and any default above\n"
 "  [device NAME]           a ublk block device /dev/ublkbN: target = linear | stripe |\n"
 "                          mirror, backing = PATH (one per member), size, nr_queues,\n"

@@ -25,9 +25,10 @@
 #            (2 destinations), stripe (4 destinations, one unit per member
 #            per block: nothing to shuffle) and stripe-multi (4 destinations,
 #            stripe_unit = block / 16: four units of each member scattered
-#            through every block, which the engine gathers) and stripe-perunit
-#            (the same layout with stripe_io = per-unit: one write per unit
-#            from the read buffer, nothing gathered), if the binary is there
+#            through every block, which the engine gathers: stripe_io =
+#            gather) and stripe-perunit (the same layout with stripe_io =
+#            per-unit, the default: one write per unit from the read buffer,
+#            nothing gathered), if the binary is there
 #            and accepts the engine (else a skip says why)
 # Per run, besides wall and CPU time: context switches (wait4's rusage),
 # io_uring_enter calls, system calls and io-wq punts (guest, exact), and for
@@ -217,8 +218,9 @@ has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 ndests() { case "$1" in mirror) echo 2 ;; stripe*) echo 4 ;; *) echo 1 ;; esac; }
 # stripe_unit TRANSFORM BS: stripe, one unit per member per block (bs / 4);
 # stripe-multi, four units per member per block (bs / 16), which the daemon
-# gathers into one write per member (IORING_OP_BPF, or memcpy on uring);
-# stripe-perunit, the same units written one by one (stripe_io = per-unit)
+# gathers into one write per member (stripe_io = gather: IORING_OP_BPF, or
+# memcpy on uring); stripe-perunit, the same units written one by one
+# (stripe_io = per-unit)
 stripe_unit() {
 	case "$1" in
 	stripe) echo $(($2 / 4)) ;;
@@ -241,6 +243,7 @@ engine_config() {
 		echo
 		echo "[pipeline bench]"
 		echo "transform = ${tf%-*}"
+		[ "$tf" = stripe-multi ] && echo "stripe_io = gather"
 		[ "$tf" = stripe-perunit ] && echo "stripe_io = per-unit"
 		echo "source = ${MSRC[$medium]}"
 		echo "length = $LEN"

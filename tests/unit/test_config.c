@@ -670,21 +670,26 @@ static void at_most_sixteen_destinations(void **state)
 		     "destinations per pipeline");
 }
 
-static void stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather(void **state)
+static void stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_per_unit_where_the_units_fit(void **state)
 {
 	struct pipeline_config other;
 	struct parsed p;
 
 	(void)state;
+	/* 1M blocks of 64K units: 16 units, PER_UNIT_MAX, so per-unit */
 	expect_ok(&p, "[pipeline s]\ntransform = stripe\nsource = /s\ndestination = /a\n"
-		  "destination = /b\nstripe_io = per-unit\n"
+		  "destination = /b\nstripe_io = gather\n"
 		  "[pipeline g]\ntransform = gather\ngather = destripe\nsource = /x\nsource = /y\n"
-		  "destination = /d\n");
-	assert_int_equal(p.cfg.pipelines[0].stripe_io, STRIPE_IO_PER_UNIT);
-	assert_int_equal(p.cfg.pipelines[1].stripe_io, STRIPE_IO_GATHER);
+		  "destination = /d\n"
+		  "[pipeline m]\ntransform = stripe\nsource = /t\ndestination = /e\n"
+		  "destination = /f\nstripe_unit = 32K\n");
+	assert_int_equal(p.cfg.pipelines[0].stripe_io, STRIPE_IO_GATHER);
+	assert_int_equal(p.cfg.pipelines[1].stripe_io, STRIPE_IO_PER_UNIT);
+	/* 32 units of 32K: more requests than a chain holds, so the gather */
+	assert_int_equal(p.cfg.pipelines[2].stripe_io, STRIPE_IO_GATHER);
 	/* a reload that changes it restarts the pipeline: not the same config */
 	other = p.cfg.pipelines[1];
-	other.stripe_io = STRIPE_IO_PER_UNIT;
+	other.stripe_io = STRIPE_IO_GATHER;
 	assert_false(pipeline_config_same(&p.cfg.pipelines[1], &other));
 	done(&p);
 	expect_error("[pipeline c]\ntransform = copy\nsource = /s\ndestination = /d\n"
@@ -987,7 +992,7 @@ int main(void)
 		cmocka_unit_test(a_destination_may_not_be_a_source_or_repeat),
 		cmocka_unit_test(at_most_sixteen_destinations),
 		cmocka_unit_test(stripe_unit_must_not_be_tiny_for_the_block),
-		cmocka_unit_test(stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_gather),
+		cmocka_unit_test(stripe_io_is_a_stripe_and_destripe_key_that_defaults_to_per_unit_where_the_units_fit),
 		cmocka_unit_test(every_error_of_a_file_is_reported),
 		cmocka_unit_test(unreadable_file_names_the_path),
 		cmocka_unit_test(fingerprint_follows_layout_not_tuning),

@@ -783,7 +783,8 @@ static void a_copy_block_posts_one_cqe(void **state)
 	assert_true(cqes >= 16 && cqes <= 16 + 2);
 }
 
-static void stripe_copies_in_userspace_on_the_uring_engine(void **state)
+/* 1M blocks, 64K units, two members: 8 units each, written one by one by default */
+static void a_stripe_memcpys_nothing_by_default_and_all_when_gathered_on_uring(void **state)
 {
 	struct fx *f = *state;
 	size_t len = 1 << 20;
@@ -793,6 +794,10 @@ static void stripe_copies_in_userspace_on_the_uring_engine(void **state)
 	make_file(f, "src", buf, len);
 	assert_int_equal(run(f, "[pipeline p]\nengine = uring\ntransform = stripe\nsource = @D/src\n"
 			     "destination = @D/s0\ndestination = @D/s1\n"), 0);
+	assert_true(atomic_load(&f->st.user_copied) == 0);
+	/* a name of its own: the first one's checkpoint says finished */
+	assert_int_equal(run(f, "[pipeline g]\nengine = uring\ntransform = stripe\nsource = @D/src\n"
+			     "destination = @D/g0\ndestination = @D/g1\nstripe_io = gather\n"), 0);
 	assert_true(atomic_load(&f->st.user_copied) == len);
 	free(buf);
 }
@@ -942,7 +947,7 @@ int main(void)
 	T(engine_auto_falls_back_to_uring_and_says_so);
 	T(enters_are_counted_once_per_batch);
 	T(a_copy_block_posts_one_cqe);
-	T(stripe_copies_in_userspace_on_the_uring_engine);
+	T(a_stripe_memcpys_nothing_by_default_and_all_when_gathered_on_uring);
 	T(one_unit_stripes_and_destripes_memcpy_nothing);
 	T(per_unit_stripes_and_destripes_memcpy_nothing);
 #undef T

@@ -99,8 +99,8 @@ check "the daemon counted no errors" [ "$(st $STATUS secret errors)" = 0 ]
 systemctl stop iou-offloadd
 
 # ---- fewest capabilities that work: drop either and the bpf engine fails ----
-# (a multi-unit stripe: IORING_OP_BPF gathers its blocks, so the programs
-# must load; a copy loads none, below)
+# (a multi-unit stripe with stripe_io = gather: IORING_OP_BPF gathers its
+# blocks, so the programs must load; a copy loads none, below)
 mkdir -p "$H/caps/state" "$H/caps/run"
 head -c $((4 * MiB)) /dev/urandom > "$H/caps/src"
 sed 's/^[[:space:]]*//' > "$H/caps.conf" <<-EOF
@@ -112,12 +112,13 @@ sed 's/^[[:space:]]*//' > "$H/caps.conf" <<-EOF
 	[pipeline caps]
 	transform = stripe
 	stripe_unit = 64K
+	stripe_io = gather
 	source = $H/caps/src
 	destination = $H/caps/out0
 	destination = $H/caps/out1
 EOF
-sed -e 's/^transform = stripe$/transform = copy/' -e '/^stripe_unit/d' -e '/out1$/d' \
-	-e 's/out0$/out/' "$H/caps.conf" > "$H/caps-copy.conf"
+sed -e 's/^transform = stripe$/transform = copy/' -e '/^stripe_unit/d' -e '/^stripe_io/d' \
+	-e '/out1$/d' -e 's/out0$/out/' "$H/caps.conf" > "$H/caps-copy.conf"
 caprun() {	# NAME CAPS...: the daemon under systemd-run with only CAPS ($CONF: another config)
 	local name=$1 conf=${CONF:-$H/caps.conf}; shift
 	systemd-run --quiet --wait --collect --unit="iou-caps-$name" \

@@ -26,7 +26,8 @@ trap 'systemctl stop iou-offloadd 2>/dev/null; cp "$ART/default.conf" /etc/iou-o
 for f in a b c d e; do head -c $((16 * MiB)) /dev/urandom > "$S/src-$f"; done
 head -c $((12 * MiB + 4096 * 3)) /dev/urandom > "$S/src-odd"	# not a whole block
 
-# references, by other means than the code under test
+# references, by other means than the code under test (the uring engine,
+# per-unit writes by default where the soak's s1 gathers)
 sed 's/^[[:space:]]*//' > "$S/ref.conf" <<-EOF
 	[daemon]
 	engine = uring
@@ -95,6 +96,7 @@ sed 's/^[[:space:]]*//' > /etc/iou-offloadd.conf <<-EOF
 	[pipeline s1]
 	transform = stripe
 	stripe_unit = 64K
+	stripe_io = gather
 	block_size = 256K
 	queue_depth = 8
 	source = $S/src-c
