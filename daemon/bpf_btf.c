@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The kernel's BTF, read from sysfs once per daemon.
+ * The kernel's BTF, read from sysfs and parsed once per daemon.
  *
  * libbpf reads /sys/kernel/btf/vmlinux again for every object it loads,
  * and sysfs hands it out 4 KiB per read(): 1339 reads for this host's
- * 5.4 MB, about 40% of the time libbpf takes to have it parsed. The daemon
- * links a copy of libbpf.a in which btf__load_vmlinux_btf() is weak
- * (DAEMON_BPF_WEAKEN in sources.mk), so libbpf's loads call the one below:
- * the bytes read once, parsed afresh for each caller (libbpf frees what it
- * gets). The engine probe looks for its struct names in the same bytes,
- * without a parse. Callers hold the loader's lock.
+ * 5.4 MB, about 40% of the time libbpf takes to have it parsed; the parse
+ * is the rest. The daemon links a copy of libbpf.a in which
+ * btf__load_vmlinux_btf() and btf__free() are weak (libbpf-iou.sh): the
+ * first below hands every load the one parse, which libbpf only reads, and
+ * the second keeps it when libbpf frees it after each load.
+ * The engine probe looks for its struct names in the bytes, without a
+ * parse: an engine that loads no program never pays for one. Callers hold
+ * the loader's lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +27,9 @@
 #include "clock.h"
 #include "log.h"
 
-static char *raw;
+static char *raw;		/* until the parse, which keeps its own copy */
 static size_t raw_len;
+static struct btf *parsed;
 
 /* the bytes of the kernel's BTF, read at the first call: 0 or -errno */
 static int kernel_btf_read(void)
@@ -35,7 +38,7 @@ static int kernel_btf_read(void)
 	size_t cap = 0;
 	int fd, ret = 0;
 
-	if (raw)
+	if (raw || parsed)
 		return 0;
 	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -74,32 +77,75 @@ static int kernel_btf_read(void)
 	return 0;
 }
 
-/* libbpf's, made weak in the copy the daemon links: the same BTF, from memory */
-struct btf *btf__load_vmlinux_btf(void)
+/* the BTF's bytes: read, or the parse's copy of them */
+static const char *kernel_btf_bytes(size_t *len)
 {
-	int ret = kernel_btf_read();
+	uint32_t n;
+	int ret;
 
+	if (parsed) {
+		const char *p = btf__raw_data(parsed, &n);
+
+		*len = n;
+		return p;
+	}
+	ret = kernel_btf_read();
 	if (ret) {
 		errno = -ret;
 		return NULL;
 	}
-	return btf__new(raw, raw_len);
+	*len = raw_len;
+	return raw;
+}
+
+/* libbpf's, made weak in the copy the daemon links: one parse for all */
+struct btf *btf__load_vmlinux_btf(void)
+{
+	uint64_t t0;
+	int ret;
+
+	if (parsed)
+		return parsed;
+	ret = kernel_btf_read();
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	t0 = clock_mono_ns();
+	parsed = btf__new(raw, raw_len);
+	if (!parsed)
+		return NULL;
+	free(raw);
+	raw = NULL;
+	log_debug("the kernel's BTF parsed in %.3f s, once for the daemon",
+		  (clock_mono_ns() - t0) / 1e9);
+	return parsed;
+}
+
+void __real_btf__free(struct btf *btf);
+
+/* libbpf frees the kernel's BTF after each load: keep the one parse */
+void btf__free(struct btf *btf)
+{
+	if (btf != parsed)
+		__real_btf__free(btf);
 }
 
 int bpf_kernel_btf_structs(const char *const *names, int n, bool *found)
 {
 	const struct btf_header *h;
-	const char *str;
-	int nr = 0, ret;
+	const char *bytes, *str;
+	size_t len;
+	int nr = 0;
 
-	ret = kernel_btf_read();
-	if (ret)
-		return ret;
-	h = (const struct btf_header *)raw;
+	bytes = kernel_btf_bytes(&len);
+	if (!bytes)
+		return -errno;
+	h = (const struct btf_header *)bytes;
 	if (h->magic != BTF_MAGIC || h->hdr_len < sizeof(*h) ||
-	    (uint64_t)h->hdr_len + h->str_off + h->str_len > raw_len)
+	    (uint64_t)h->hdr_len + h->str_off + h->str_len > len)
 		return -EPROTO;
-	str = raw + h->hdr_len + h->str_off;
+	str = bytes + h->hdr_len + h->str_off;
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(names[i]);
 		char *needle = malloc(len + 2);

@@ -13,7 +13,5 @@ DAEMON_CONFIG_SRCS := log.c claims.c config.c config_keys.c config_load.c config
 		      pipeline_config.c plan.c
 # the real BPF loader (BPF=1; bpf_loader_stub.c otherwise), also linked by
 # tests/integration/faults' hostile, against a copy of libbpf.a made with
-# `objcopy $(DAEMON_BPF_WEAKEN)` (bpf_btf.c: libbpf's loads reuse the kernel
-# BTF the daemon read once)
+# libbpf-iou.sh (bpf_btf.c: libbpf's loads share one parse of the kernel BTF)
 DAEMON_BPF_SRCS := bpf_loader.c bpf_struct_ops.c bpf_btf.c
-DAEMON_BPF_WEAKEN := --weaken-symbol=btf__load_vmlinux_btf
