@@ -82,13 +82,15 @@ static void loop_ring_size(const struct pipeline_run *pr, int ops, unsigned int 
 
 /* ---- attach: region, eventfds, templates, both BPF programs ---- */
 
+/*
+ * As many templates as the region holds, up to the pipeline's blocks: every
+ * refill costs the monitor a wakeup and a kick (system calls the loop is
+ * there to save), and a pipeline whose blocks all fit needs none.
+ */
 static uint32_t pick_nr_tmpl(const struct pipeline_run *pr, size_t stride)
 {
-	uint64_t want = ring_pow2(4 * pr->nr_chains > 256 ? 4 * pr->nr_chains : 256);
+	uint64_t want = LOOP_TMPL_MAX;
 
-	if (want > LOOP_TMPL_MAX)
-		want = LOOP_TMPL_MAX;
-	/* no more than the pipeline has blocks */
 	while (want > 1 && want / 2 >= pr->plan.nr_blocks)
 		want /= 2;
 	while (want > 1 && want * stride > LOOP_META_MAX)

@@ -83,10 +83,13 @@ static void *loop_monitor(void *arg)
 	while (!atomic_load(&le->quit)) {
 		int64_t n;
 
-		poll(pfd, nfds, LOOP_MONITOR_MS);
-		drain_eventfd(le->mon_fd);
-		if (nfds == 2)
-			drain_eventfd(pr->env->wake_fd);
+		/* a timeout reads nothing: the loop is there to save calls */
+		if (poll(pfd, nfds, LOOP_MONITOR_MS) > 0) {
+			if (pfd[0].revents & POLLIN)
+				drain_eventfd(le->mon_fd);
+			if (nfds == 2 && (pfd[1].revents & POLLIN))
+				drain_eventfd(pr->env->wake_fd);
+		}
 		if (atomic_load(&le->quit))
 			break;
 		if (pipeline_stop_requested(pr) && rd32(&ctl->cmd) != LOOP_CMD_DRAIN) {

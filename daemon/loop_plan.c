@@ -37,8 +37,12 @@ void loop_ctl_setup(struct iou_loop_ctl *ctl, const struct loop_ctl_params *p)
 	ctl->kick_fd = p->kick_fd;
 	ctl->ckpt_blocks = p->ckpt_blocks ? p->ckpt_blocks : 1;
 	ctl->ckpt_ns = p->ckpt_ns;
-	/* a quarter of the templates consumed: time to write more */
-	ctl->notify_blocks = p->nr_tmpl / 4 ? p->nr_tmpl / 4 : 1;
+	/*
+	 * A quarter of the templates consumed: time to write more; none when
+	 * they were all written before the loop started.
+	 */
+	ctl->notify_blocks = p->nr_tmpl >= p->nr_blocks ? UINT64_MAX :
+			     p->nr_tmpl / 4 ? p->nr_tmpl / 4 : 1;
 	ctl->one = 1;
 	ctl->tick_sec = p->tick_ns / 1000000000ULL;
 	ctl->tick_nsec = p->tick_ns % 1000000000ULL;

@@ -659,6 +659,26 @@ static void copy_is_byte_exact(void **state)
 	pipe_free(&p);
 }
 
+/* every template written before the loop: nothing to wake the monitor for */
+static void templates_that_all_fit_wake_the_monitor_for_nothing_more(void **state)
+{
+	size_t len = (5 << 20) + 12345;
+	struct plan_params pp = params(TRANSFORM_COPY, 1, 1, 256 << 10, 0);
+	struct pipe p = { 0 };
+
+	(void)state;
+	pipe_files(&p, 1, &len, 1, 2);
+	pipe_start(&p, &pp, 8, 0, 32, true);	/* 32 templates for 21 blocks */
+	/* and no checkpoint, the other reason to wake it */
+	p.m.ctl->ckpt_blocks = 1000;
+	p.m.ctl->ckpt_ns = 1ULL << 50;
+	run_to_done(&p);
+	assert_int_equal(p.m.notifies, 0);
+	assert_int_equal(p.m.kicks_posted, 0);
+	pipe_stop(&p);
+	pipe_free(&p);
+}
+
 static void mirror_writes_every_destination(void **state)
 {
 	size_t len = (3 << 20) + 777, got;
@@ -1037,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(program_constants_match_the_uapi),
 		cmocka_unit_test(template_addresses_stay_in_the_slot_buffers),
 		cmocka_unit_test(copy_is_byte_exact),
+		cmocka_unit_test(templates_that_all_fit_wake_the_monitor_for_nothing_more),
 		cmocka_unit_test(mirror_writes_every_destination),
 		cmocka_unit_test(stripe_then_destripe_round_trips),
 		cmocka_unit_test(concat_joins_the_sources),
