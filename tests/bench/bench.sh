@@ -176,7 +176,11 @@ setup_nullb() {
 	MDSTS[nullb]=""
 	for i in $(seq 0 $MAX_DESTS); do
 		d=$cfs/iou-bench$i
+		# max_sectors as a real disk's default max_sectors_kb (1280): null_blk's
+		# own (255 sectors) splits a 1M request, and a split under REQ_NOWAIT
+		# ends in -EAGAIN (block/blk-merge.c), which io_uring retries from io-wq
 		mkdir -p "$d" && echo $((BYTES >> 20)) > "$d/size" && echo 4096 > "$d/blocksize" &&
+			echo 2560 > "$d/max_sectors" &&
 			echo 0 > "$d/memory_backed" && echo 0 > "$d/irqmode" &&
 			echo 2 > "$d/queue_mode" && echo 1 > "$d/power" ||
 			{ why="configuring null_blk $d failed"; return 1; }
