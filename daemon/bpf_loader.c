@@ -49,6 +49,9 @@ static struct {
 	struct iou_loop_bpf *loop;
 	struct st_tmpl ops_tmpl[NR_OPS], loop_tmpl;
 	unsigned int loads;		/* objects loaded (verified) */
+	/* a preload that failed, for the next attach to report */
+	int ops_ret, loop_ret;
+	char ops_err[256], loop_err[256];
 } progs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct bpf_ops_handle {
@@ -152,6 +155,19 @@ fail:
 	return ret ? ret : -EINVAL;
 }
 
+/* under progs.lock: a preload's failure, once, else @load's result */
+static int load_or_preloaded(int (*load)(char *, size_t), int *pre_ret, const char *pre_err,
+			     char *err, size_t err_len)
+{
+	int ret = *pre_ret;
+
+	if (!ret)
+		return load(err, err_len);
+	*pre_ret = 0;		/* the next attach tries again */
+	snprintf(err, err_len, "%s", pre_err);
+	return ret;
+}
+
 int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len)
 {
 	struct bpf_ops_handle *h;
@@ -165,7 +181,7 @@ int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t e
 	for (int i = 0; i < NR_OPS; i++)
 		h->links[i] = -1;
 	pthread_mutex_lock(&progs.lock);
-	ret = ops_load(err, err_len);
+	ret = load_or_preloaded(ops_load, &progs.ops_ret, progs.ops_err, err, err_len);
 	pthread_mutex_unlock(&progs.lock);
 	if (ret)
 		goto fail;
@@ -331,7 +347,7 @@ int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t
 	if (!h)
 		return -ENOMEM;
 	pthread_mutex_lock(&progs.lock);
-	ret = loop_load(err, err_len);
+	ret = load_or_preloaded(loop_load, &progs.loop_ret, progs.loop_err, err, err_len);
 	pthread_mutex_unlock(&progs.lock);
 	if (ret) {
 		free(h);
@@ -359,4 +375,45 @@ void bpf_loop_detach(struct bpf_loop_handle *h)
 uint64_t bpf_loop_null_regions(struct bpf_loop_handle *h)
 {
 	return h && progs.loop && progs.loop->bss ? progs.loop->bss->null_regions : 0;
+}
+
+struct preload {
+	bool ops, loop;
+};
+
+static void *preload_thread(void *arg)
+{
+	struct preload *p = arg;
+
+	pthread_mutex_lock(&progs.lock);
+	if (p->ops && !progs.ops && !progs.ops_ret)
+		progs.ops_ret = ops_load(progs.ops_err, sizeof(progs.ops_err));
+	if (p->loop && !progs.loop && !progs.loop_ret)
+		progs.loop_ret = loop_load(progs.loop_err, sizeof(progs.loop_err));
+	pthread_mutex_unlock(&progs.lock);
+	free(p);
+	return NULL;
+}
+
+void bpf_loader_preload(bool ops, bool loop)
+{
+	struct preload *p;
+	pthread_t t;
+	bool need;
+
+	pthread_mutex_lock(&progs.lock);
+	need = (ops && !progs.ops) || (loop && !progs.loop);
+	pthread_mutex_unlock(&progs.lock);
+	if (!need)
+		return;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return;		/* the attach loads them */
+	*p = (struct preload){ .ops = ops, .loop = loop };
+	/* detached: the attach waits on progs.lock, not on the thread */
+	if (pthread_create(&t, NULL, preload_thread, p)) {
+		free(p);
+		return;
+	}
+	pthread_detach(t);
 }

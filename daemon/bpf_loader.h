@@ -35,6 +35,14 @@ int bpf_ops_counters(struct bpf_ops_handle *h, unsigned int op_id, uint64_t *com
 int bpf_loader_kernel_structs(const char *const *names, int n, bool *found);
 /* BPF objects loaded (so verified) by this daemon so far: at most 2 */
 unsigned int bpf_loader_loads(void);
+/*
+ * Start loading the objects an attach will need (@ops: the uring_bpf_ops
+ * programs, @loop: loop_step) on a thread of their own, while the caller
+ * sets up its ring and buffers: parsing the kernel's BTF and the verifier
+ * are most of a BPF engine's start-up. The attach waits for the load; a
+ * failed one is reported by the next attach. Nothing where both are loaded.
+ */
+void bpf_loader_preload(bool ops, bool loop);
 
 
 /* the loop_step program (bpf-ops/iou_loop.bpf.c) for one ring */

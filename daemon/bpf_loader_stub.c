@@ -67,3 +67,9 @@ uint64_t bpf_loop_null_regions(struct bpf_loop_handle *h)
 	(void)h;
 	return 0;
 }
+
+void bpf_loader_preload(bool ops, bool loop)
+{
+	(void)ops;
+	(void)loop;
+}

@@ -20,8 +20,8 @@ struct chain;
 
 /*
  * What an engine is. Only name, kind and build_shuffle are required; a NULL
- * hook means "nothing to do" (0 SQEs, no metadata, no attach or detach, no
- * userspace step, the generic driver, the default ring size).
+ * hook means "nothing to do" (0 SQEs, no metadata, no preload, attach or
+ * detach, no userspace step, the generic driver, the default ring size).
  */
 struct engine_ops {
 	const char *name;
@@ -37,6 +37,8 @@ struct engine_ops {
 	int (*max_shuffle_sqes)(const struct pipeline_run *pr);
 	/* bytes of per-chain metadata (descriptors, iovecs) in registered memory */
 	size_t (*meta_size)(const struct pipeline_run *pr);
+	/* after the plan, before the ring: start what attach will wait for */
+	void (*preload)(const struct pipeline_run *pr);
 	/* after ring, buffers and files are registered; before READY=1 */
 	int (*attach)(struct pipeline_run *pr);
 	void (*detach)(struct pipeline_run *pr);

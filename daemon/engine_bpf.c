@@ -236,6 +236,12 @@ static size_t bpf_meta_size(const struct pipeline_run *pr)
 	       (size_t)iovs * sizeof(struct iovec);
 }
 
+static void bpf_preload(const struct pipeline_run *pr)
+{
+	if (bpf_plan_shuffles(&pr->plan))
+		bpf_loader_preload(true, false);
+}
+
 static int bpf_attach(struct pipeline_run *pr)
 {
 	struct bpf_ops_handle *h;
@@ -319,6 +325,7 @@ const struct engine_ops engine_bpf_ops = {
 	.elide_identity_shuffle = true,
 	.max_shuffle_sqes = bpf_max_shuffle_sqes,
 	.meta_size = bpf_meta_size,
+	.preload = bpf_preload,
 	.attach = bpf_attach,
 	.detach = bpf_detach,
 	.build_shuffle = bpf_build_chain_shuffle,

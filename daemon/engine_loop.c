@@ -98,6 +98,11 @@ static uint32_t pick_nr_tmpl(const struct pipeline_run *pr, size_t stride)
 	return want;
 }
 
+static void loop_preload(const struct pipeline_run *pr)
+{
+	bpf_loader_preload(bpf_plan_shuffles(&pr->plan), true);
+}
+
 static int loop_attach(struct pipeline_run *pr)
 {
 	const struct pipeline_config *pc = &pr->cfg;
@@ -416,6 +421,7 @@ const struct engine_ops engine_loop_ops = {
 	.elide_identity_shuffle = true,
 	.max_shuffle_sqes = loop_max_shuffle_sqes,
 	.meta_size = loop_meta_size,
+	.preload = loop_preload,
 	.attach = loop_attach,
 	.detach = loop_detach,
 	.build_shuffle = loop_build_shuffle,

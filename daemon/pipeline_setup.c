@@ -263,6 +263,9 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	t[2] = t[3] = clock_mono_ns();
 
 	if (pr->plan.nr_blocks) {
+		/* the programs load on another thread while the buffers fault in */
+		if (pr->engine->preload)
+			pr->engine->preload(pr);
 		ret = setup_ring(pr);
 		t[3] = clock_mono_ns();
 		if (!ret && pr->engine->attach)
