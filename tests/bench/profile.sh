@@ -14,7 +14,10 @@
 # one-block copies (brd with O_DIRECT when the guest has it, else tmpfs)
 # under one perf record, with the daemon's own timing of its phases (the
 # "ready in" and "finish in" lines at log_level info) and the system calls
-# of each run.
+# of each run. `startup-gather` is the same for a one-block stripe over 4
+# tmpfs files whose units the engine gathers (stripe_unit = block / 16,
+# stripe_io = gather): the bpf engine loads its IORING_OP_BPF object for
+# it, and the loop engine both of its objects.
 #
 # Artifacts: per run perf.data's reports by command and by symbol
 # (<tf>-<engine>-{comm,sym}.txt), and summary.txt: the top symbols of each
@@ -90,11 +93,14 @@ reports() {	# DATA TAG
 # median of the numbers on stdin
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# PROFILE_STARTUP_RUNS one-block copies with ENGINE: wall, CPU, system calls,
-# the daemon's phases, and where the CPU went
-startup() {	# ENGINE
-	local e=$1 tag=startup-$1 dev src dst i line data=$WORK/data/startup-$1.data
-	if [ -b /dev/ram0 ] || modprobe brd rd_nr=2 rd_size=$((64 << 10)) 2>/dev/null; then
+# PROFILE_STARTUP_RUNS one-block copies (TF startup) or gathered stripes
+# (startup-gather) with ENGINE: wall, CPU, system calls, the daemon's
+# phases, and where the CPU went
+startup() {	# ENGINE TF
+	local e=$1 tf=$2 tag=$2-$1 dev src dst i line data=$WORK/data/$2-$1.data
+	if [ "$tf" = startup-gather ]; then
+		src=$D/src dst="$D/g0 $D/g1 $D/g2 $D/g3"
+	elif [ -b /dev/ram0 ] || modprobe brd rd_nr=2 rd_size=$((64 << 10)) 2>/dev/null; then
 		src=/dev/ram0 dst=/dev/ram1
 	else
 		src=$D/src dst=$D/startup-dst
@@ -102,9 +108,15 @@ startup() {	# ENGINE
 	{
 		daemon_section "$WORK/state" "$e" "$PROFILE_QD" "$PROFILE_BS"
 		echo "[pipeline once]"
-		echo "transform = copy"
+		if [ "$tf" = startup-gather ]; then
+			echo "transform = stripe"
+			echo "stripe_unit = $(($(size_bytes "$PROFILE_BS") / 16))"
+			echo "stripe_io = gather"
+		else
+			echo "transform = copy"
+		fi
 		echo "source = $src"
-		echo "destination = $dst"
+		for i in $dst; do echo "destination = $i"; done
 		echo "length = $PROFILE_BS"
 	} > "$WORK/$tag.conf"
 	: > "$OUT/$tag.log"
@@ -121,7 +133,7 @@ startup() {	# ENGINE
 	cat "$OUT/$tag.log".* >> "$OUT/$tag.log" 2>/dev/null
 	rm -f "$OUT/$tag.log".*
 	if [ "$(wc -l < "$WORK/$tag.runs")" != "$PROFILE_STARTUP_RUNS" ] || grep -qv 'rc=0' "$WORK/$tag.runs"; then
-		nok "start-up, engine $e: $PROFILE_STARTUP_RUNS one-block runs under perf record (see artifacts/bench-profile/$tag.log)"
+		nok "$tf, engine $e: $PROFILE_STARTUP_RUNS one-block runs under perf record (see artifacts/bench-profile/$tag.log)"
 		tail -5 "$OUT/$tag.log" | sed 's/^/#   /'
 		return
 	fi
@@ -133,10 +145,12 @@ startup() {	# ENGINE
 	sc=$(while read -r line; do kv syscalls "$line"; done < "$WORK/$tag.runs" | median)
 	ready=$(grep -o 'ready in [0-9.]* s ([^)]*)' "$OUT/$tag.log" | tail -1)
 	fin=$(grep -o 'finish in [0-9.]* s ([^)]*)' "$OUT/$tag.log" | tail -1)
-	ok "start-up, engine $e: median of $PROFILE_STARTUP_RUNS one-block runs ($src to $dst): $wall s wall, $cpu s CPU, $sc system calls"
+	ok "$tf, engine $e: median of $PROFILE_STARTUP_RUNS one-block runs ($src to $dst): $wall s wall, $cpu s CPU, $sc system calls"
 	{
-		echo "== start-up, engine $e: median $wall s wall, $cpu s CPU, $sc system calls per run"
+		echo "== $tf, engine $e: median $wall s wall, $cpu s CPU, $sc system calls per run"
 		echo "-- the daemon's phases (last run): pipeline ${ready:-?}; ${fin:-?}"
+		grep -o '\(programs\|program\) loaded in [0-9.]* s' "$OUT/$tag.log" | tail -2 |
+			sed 's/^/-- the last run: /'
 		echo "-- by command (all CPUs, idle included):"
 		top "$OUT/$tag-comm.txt" 8
 		echo "-- by symbol (idle left out; % of the samples kept):"
@@ -149,8 +163,8 @@ startup() {	# ENGINE
 : > "$OUT/summary.txt"
 for tf in $PROFILE_TRANSFORMS; do
 	for e in $PROFILE_ENGINES; do
-		if [ "$tf" = startup ]; then
-			startup "$e"
+		if [ "$tf" = startup ] || [ "$tf" = startup-gather ]; then
+			startup "$e" "$tf"
 			continue
 		fi
 		tag=$tf-$e
