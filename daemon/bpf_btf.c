@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
@@ -31,37 +33,92 @@ static char *raw;		/* until the parse, which keeps its own copy */
 static size_t raw_len;
 static struct btf *parsed;
 
-/* the bytes of the kernel's BTF, read at the first call: 0 or -errno */
-static int kernel_btf_read(void)
+/*
+ * sysfs hands a binary attribute out 4 KiB per read(): 646 calls for the
+ * guest's 2.6 MB, 1339 for this host's 5.4 MB. sendfile() into a memfd
+ * loops in the kernel instead, and one pread() takes it all: 0 or -errno.
+ */
+static int read_by_sendfile(int fd)
 {
-	uint64_t t0 = clock_mono_ns();
-	size_t cap = 0;
-	int fd, ret = 0;
+	int mfd = memfd_create("iou-offloadd-btf", MFD_CLOEXEC);
+	size_t total = 0, got = 0;
+	int ret = 0;
 
-	if (raw || parsed)
-		return 0;
-	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (mfd < 0)
 		return -errno;
+	for (;;) {
+		ssize_t n = sendfile(mfd, fd, NULL, 1 << 30);
+
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		total += n;
+	}
+	raw = malloc(total + 1);
+	if (!raw) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (got < total) {
+		ssize_t n = pread(mfd, raw + got, total - got, got);
+
+		if (n <= 0) {
+			ret = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		got += n;
+	}
+	raw_len = total;
+out:
+	close(mfd);
+	return ret;
+}
+
+/* the same with read(), where sendfile() from sysfs is refused: 0 or -errno */
+static int read_by_pages(int fd)
+{
+	size_t cap = 0;
+
 	for (;;) {
 		ssize_t n;
 
 		if (raw_len == cap) {
 			char *p = realloc(raw, cap ? 2 * cap : 4 << 20);
 
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
+			if (!p)
+				return -ENOMEM;
 			raw = p;
 			cap = cap ? 2 * cap : 4 << 20;
 		}
 		n = read(fd, raw + raw_len, cap - raw_len);
-		if (n <= 0) {
-			ret = n < 0 ? -errno : 0;
-			break;
-		}
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
 		raw_len += n;
+	}
+}
+
+/* the bytes of the kernel's BTF, read at the first call: 0 or -errno */
+static int kernel_btf_read(void)
+{
+	uint64_t t0 = clock_mono_ns();
+	int fd, ret;
+
+	if (raw || parsed)
+		return 0;
+	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = read_by_sendfile(fd);
+	if (ret) {
+		log_debug("%s: sendfile(): %s; reading it 4 KiB at a time", VMLINUX_BTF,
+			  strerror(-ret));
+		free(raw);
+		raw = NULL;
+		raw_len = 0;
+		ret = lseek(fd, 0, SEEK_SET) < 0 ? -errno : read_by_pages(fd);
 	}
 	close(fd);
 	if (!ret && raw_len < sizeof(struct btf_header))
