@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * iou-offloadd's IORING_OP_BPF programs: one prep_fn and one issue_fn for
- * every transform, the op id taken from the SQE. The four uring_bpf_ops
- * maps below register them under the ids of iou_ops.h; the daemon loads
- * the programs once and makes a map of its own per ring and id from these
- * (they differ only in ring_fd), all sharing the two programs.
+ * every transform, the op id taken from the SQE. The uring_bpf_ops map
+ * below is the template: the daemon loads the programs once and makes a
+ * map of its own per ring and id of iou_ops.h from it (they differ only in
+ * id and ring_fd), all sharing the two programs.
  *
  * prep_fn keeps the SQE's parameters in the pdu (the only part of
  * uring_bpf_data a program may write); issue_fn reads each descriptor pair
@@ -108,17 +108,16 @@ out:
 	return 0;
 }
 
-/* the same two programs under every id; ring_fd is set per ring by the daemon */
-#define IOU_OP(name, ID)							\
-SEC(".struct_ops.link")								\
-struct uring_bpf_ops iou_##name = {						\
-	.id		= ID,							\
-	.ring_fd	= -1,							\
-	.prep_fn	= (void *)iou_prep,					\
-	.issue_fn	= (void *)iou_issue,					\
-}
-
-IOU_OP(copy, IOU_OP_ID_COPY);
-IOU_OP(mirror, IOU_OP_ID_MIRROR);
-IOU_OP(stripe, IOU_OP_ID_STRIPE);
-IOU_OP(gather, IOU_OP_ID_GATHER);
+/*
+ * The template of the daemon's maps: it registers the same two programs
+ * under every id, on every ring (bpf_loader.c sets id and ring_fd). One
+ * map, not one per id: libbpf looks each struct_ops map's types up in the
+ * kernel's BTF, two linear searches of it per map.
+ */
+SEC(".struct_ops.link")
+struct uring_bpf_ops iou_ops = {
+	.id		= IOU_OP_ID_COPY,
+	.ring_fd	= -1,
+	.prep_fn	= (void *)iou_prep,
+	.issue_fn	= (void *)iou_issue,
+};

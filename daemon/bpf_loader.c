@@ -102,7 +102,6 @@ static const int op_ids[NR_OPS] = {
 /* under progs.lock: the uring_bpf_ops programs, loaded at the first call */
 static int ops_load(char *err, size_t err_len)
 {
-	struct bpf_map *maps[NR_OPS];
 	uint64_t t0 = clock_mono_ns();
 	int ret;
 
@@ -121,10 +120,7 @@ static int ops_load(char *err, size_t err_len)
 			 "(verifier log at log_level = debug)", strerror(-ret));
 		goto fail;
 	}
-	maps[0] = progs.ops->maps.iou_copy;
-	maps[1] = progs.ops->maps.iou_mirror;
-	maps[2] = progs.ops->maps.iou_stripe;
-	maps[3] = progs.ops->maps.iou_gather;
+	/* one map in the object, a template per id: iou_copy, iou_mirror, ... */
 	for (int i = 0; i < NR_OPS; i++) {
 		const struct st_prog p[] = {
 			{ "prep_fn", progs.ops->progs.iou_prep, progs.ops->rodata->st_off_prep },
@@ -136,10 +132,12 @@ static int ops_load(char *err, size_t err_len)
 			.ring_fd_off = progs.ops->rodata->st_off_ring_fd,
 		};
 
-		ret = st_tmpl_init(&progs.ops_tmpl[i], maps[i], progs.ops->obj, op_ids[i], p, 2,
-				   &lay, err, err_len);
+		ret = st_tmpl_init(&progs.ops_tmpl[i], progs.ops->maps.iou_ops, progs.ops->obj,
+				   op_ids[i], p, 2, &lay, err, err_len);
 		if (ret)
 			goto fail;
+		snprintf(progs.ops_tmpl[i].name, sizeof(progs.ops_tmpl[i].name), "iou_%s",
+			 op_names[i]);
 	}
 	progs.loads++;
 	log_info("uring_bpf_ops programs loaded in %.3f s (BPF objects loaded: %u), kept for "
