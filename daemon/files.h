@@ -57,5 +57,12 @@ uint32_t files_io_align(const struct file_set *fs);
 int files_check_plan(struct file_set *fs, const struct plan *pl);
 /* the sources have the size and mtime they had at open */
 int files_check_unchanged(struct file_set *fs);
+/*
+ * files_limits.c: bytes a block device takes in one request unsplit, from
+ * its queue limits (0: unknown); and 1 with @msg set where @pl's requests
+ * (direct = yes) to one of the block devices exceed that
+ */
+uint64_t unsplit_bytes(uint32_t max_sectors_kb, uint32_t max_segments, uint32_t page);
+int files_split_note(const struct file_set *fs, const struct plan *pl, char *msg, size_t len);
 
 #endif

@@ -262,6 +262,8 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	pr->next_block = 0;
 	t[2] = t[3] = clock_mono_ns();
 
+	if (files_split_note(&pr->fs, &pr->plan, note, sizeof(note)))
+		log_notice("pipeline %s: %s", pc->name, note);
 	if (pr->plan.nr_blocks) {
 		/* the programs load on another thread while the buffers fault in */
 		if (pr->engine->preload)

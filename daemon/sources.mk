@@ -3,6 +3,7 @@
 DAEMON_LIB_SRCS := log.c claims.c config.c config_keys.c config_load.c config_values.c \
 		   config_check.c config_device.c \
 		   pipeline_config.c plan.c ring.c bufpool.c checkpoint.c kv.c files.c files_space.c \
+		   files_limits.c \
 		   engine.c engine_uring.c engine_bpf.c engine_loop.c loop_monitor.c \
 		   loop_plan.c pipeline.c pipeline_setup.c pipeline_status.c resume.c chain.c driver.c \
 		   notify.c human.c status.c status_device.c workers.c daemon.c \
