@@ -177,8 +177,10 @@ setup_nullb() {
 	for i in $(seq 0 $MAX_DESTS); do
 		d=$cfs/iou-bench$i
 		# max_sectors as a real disk's default max_sectors_kb (1280): null_blk's
-		# own (255 sectors) splits a 1M request, and a split under REQ_NOWAIT
-		# ends in -EAGAIN (block/blk-merge.c), which io_uring retries from io-wq
+		# own (255 sectors) splits anything over 127 KiB, and a split under
+		# REQ_NOWAIT ends in -EAGAIN (block/blk-merge.c), which io_uring
+		# retries from io-wq. Its 128 segments still split requests over
+		# 512 KiB of scattered 4 KiB pages (daemon/files_limits.c)
 		mkdir -p "$d" && echo $((BYTES >> 20)) > "$d/size" && echo 4096 > "$d/blocksize" &&
 			echo 2560 > "$d/max_sectors" &&
 			echo 0 > "$d/memory_backed" && echo 0 > "$d/irqmode" &&
