@@ -141,6 +141,8 @@ static int open_one(struct file_set *fs, struct file_slot *f, const char *path,
 	if (ret)
 		return files_fail(fs, ret, "cannot stat %s: %s", path, strerror(-ret));
 	f->dio_align = s->direct ? dio_alignment(f) : 1;
+	if (s->direct)
+		file_queue_limits(f);
 	return 0;
 }
 

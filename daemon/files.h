@@ -18,6 +18,7 @@ struct file_slot {
 	const char *path;
 	int fd;
 	bool is_bdev;
+	uint32_t max_kb, max_segs;	/* blk-mq device: queue limits (else 0) */
 	uint64_t size;		/* bytes, at open */
 	uint32_t dio_align;	/* O_DIRECT alignment (memory and offsets) */
 	struct file_ident ident;
@@ -59,10 +60,12 @@ int files_check_plan(struct file_set *fs, const struct plan *pl);
 int files_check_unchanged(struct file_set *fs);
 /*
  * files_limits.c: bytes a block device takes in one request unsplit, from
- * its queue limits (0: unknown); and 1 with @msg set where @pl's requests
- * (direct = yes) to one of the block devices exceed that
+ * its queue limits (0: unknown); a blk-mq device's limits, into @f; and
+ * the size requests are cut to (0: none), a multiple of @align, for direct
+ * I/O to the set's blk-mq devices, with the device that sets it in @why
  */
 uint64_t unsplit_bytes(uint32_t max_sectors_kb, uint32_t max_segments, uint32_t page);
-int files_split_note(const struct file_set *fs, const struct plan *pl, char *msg, size_t len);
+void file_queue_limits(struct file_slot *f);
+uint32_t files_max_io(const struct file_set *fs, uint32_t align, const struct file_slot **why);
 
 #endif

@@ -109,6 +109,9 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 	}
 	if ((p->transform == TRANSFORM_STRIPE || is_destripe(p)) && !p->stripe_unit)
 		return -EINVAL;
+	/* pieces start where a region may: aligned for O_DIRECT and the page */
+	if (p->max_io && p->max_io % (p->io_align > PLAN_BUF_ALIGN ? p->io_align : PLAN_BUF_ALIGN))
+		return -EINVAL;
 
 	pl->p = *p;
 	for (int s = 0; s < p->nr_sources; s++)
@@ -164,6 +167,11 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 			pl->write_from_read = true;
 		}
 		break;
+	}
+	/* cut to max_io: a request of L bytes in at most L / max_io + 1 pieces */
+	if (p->max_io) {
+		pl->max_reads += pl->r_size / p->max_io + 1;
+		pl->max_writes += pl->w_size / p->max_io + 1;
 	}
 	return 0;
 }
@@ -329,6 +337,45 @@ static bool per_unit_ios(const struct plan *pl, struct block_plan *bp,
 	return true;
 }
 
+/*
+ * Every request longer than max_io in pieces of max_io, in order: a request
+ * the device would split fails io_uring's non-blocking attempt and goes to
+ * an io-wq worker (files_limits.c). From the back, so the array grows in
+ * place; plan_init() sized it.
+ */
+static void cut_to_max_io(const struct plan *pl, struct plan_io *io, int *nr, bool reads)
+{
+	uint32_t m = pl->p.max_io;
+	int total = 0, pos;
+
+	for (int i = 0; i < *nr; i++)
+		total += io[i].len ? (io[i].len + m - 1) / m : 1;
+	if (total == *nr)
+		return;
+	pos = total;
+	for (int i = *nr - 1; i >= 0; i--) {
+		const struct plan_io o = io[i];
+		int n = o.len ? (o.len + m - 1) / m : 1;
+
+		pos -= n;
+		if (n == 1) {
+			io[pos] = o;
+			continue;
+		}
+		for (int k = 0; k < n; k++) {
+			uint32_t off = k * m, len = o.len - off < m ? o.len - off : m;
+
+			if (reads)
+				set_read(pl, &io[pos + k], o.file, o.buf_off + off, o.file_off + off,
+					 len);
+			else
+				set_write(pl, &io[pos + k], o.file, o.buf_off + off, o.file_off + off,
+					  len, o.rbuf_off < 0 ? -1 : o.rbuf_off + off);
+		}
+	}
+	*nr = total;
+}
+
 int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 {
 	const struct plan_params *p = &pl->p;
@@ -438,6 +485,10 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp)
 				  p->dest_offset + lo, len, 0);
 		}
 		break;
+	}
+	if (p->max_io) {
+		cut_to_max_io(pl, bp->reads, &bp->nr_reads, true);
+		cut_to_max_io(pl, bp->writes, &bp->nr_writes, false);
 	}
 	return 0;
 }

@@ -33,6 +33,12 @@ struct plan_params {
 	uint32_t block_size;
 	uint32_t stripe_unit;
 	uint32_t io_align;		/* 1, or O_DIRECT alignment (power of 2) */
+	/*
+	 * 0, or the largest request the devices take without a split (a
+	 * multiple of io_align and PLAN_BUF_ALIGN): longer reads and writes
+	 * are cut to it
+	 */
+	uint32_t max_io;
 	/* bytes each source has after offset: concat sizes, EOF expectations */
 	uint64_t src_avail[CONFIG_MAX_FILES];
 };

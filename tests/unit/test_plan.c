@@ -192,6 +192,9 @@ static uint64_t count_from_read(const struct plan *pl)
 }
 
 /* one point of the grid: plan it, run it, check it; blocks planned from_read */
+/* requests cut to this (plan_params.max_io) in every layout checked, or 0 */
+static uint32_t sim_max_io;
+
 static uint64_t check_layout_aligned(enum transform t, enum gather_layout g, int n, uint32_t bs,
 				     uint32_t su, uint64_t len, uint64_t offset,
 				     uint64_t dest_offset, uint64_t start, uint32_t io_align)
@@ -199,7 +202,7 @@ static uint64_t check_layout_aligned(enum transform t, enum gather_layout g, int
 	struct plan_params p = {
 		.transform = t, .gather = g, .block_size = bs, .stripe_unit = su,
 		.offset = offset, .dest_offset = dest_offset, .length = len, .start = start,
-		.io_align = io_align,
+		.io_align = io_align, .max_io = sim_max_io,
 	};
 	uint64_t sizes[CONFIG_MAX_FILES];
 	struct sim s;
@@ -317,6 +320,62 @@ static void gather_concat_joins_sources_across_block_boundaries(void **state)
 
 	(void)state;
 	grid(TRANSFORM_GATHER, GATHER_CONCAT, ns, 3, false);
+}
+
+/* every layout again with requests cut to 4 KiB: the same bytes land, once */
+static void requests_cut_to_max_io_move_the_same_bytes(void **state)
+{
+	static const int one[] = { 1 }, ns[] = { 2, 3 };
+
+	(void)state;
+	sim_max_io = 4096;
+	grid(TRANSFORM_COPY, GATHER_CONCAT, one, 1, false);
+	grid(TRANSFORM_MIRROR, GATHER_CONCAT, ns, 2, false);
+	grid(TRANSFORM_STRIPE, GATHER_CONCAT, ns, 2, true);
+	grid(TRANSFORM_GATHER, GATHER_DESTRIPE, ns, 2, true);
+	grid(TRANSFORM_GATHER, GATHER_CONCAT, ns, 2, false);
+	/* O_DIRECT: the last piece of a tail is rounded up and expects EOF */
+	for (uint64_t len = 65536 - 512; len <= 3 * 65536 + 1000; len += 65536 + 488) {
+		check_layout_aligned(TRANSFORM_COPY, GATHER_CONCAT, 1, 65536, 0, len, 0, 0, 0, 512);
+		check_layout_aligned(TRANSFORM_STRIPE, GATHER_CONCAT, 2, 65536, 8192, len, 0, 0, 0,
+				     512);
+	}
+	sim_max_io = 0;
+}
+
+static void a_block_is_cut_in_order_into_pieces_of_max_io(void **state)
+{
+	struct plan_params p = {
+		.transform = TRANSFORM_MIRROR, .nr_sources = 1, .nr_dests = 2,
+		.block_size = 1 << 20, .length = 1 << 20, .io_align = 4096, .max_io = 256 << 10,
+		.src_avail = { 1 << 20 },
+	};
+	struct block_plan bp;
+	struct plan pl;
+
+	(void)state;
+	assert_int_equal(plan_init(&pl, &p), 0);
+	assert_int_equal(block_plan_alloc(&pl, &bp), 0);
+	assert_int_equal(plan_block(&pl, 0, &bp), 0);
+	assert_int_equal(bp.nr_reads, 4);
+	assert_int_equal(bp.nr_writes, 8);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(bp.reads[i].file_off, (uint64_t)i << 18);
+		assert_int_equal(bp.reads[i].buf_off, i << 18);
+		assert_int_equal(bp.reads[i].io_len, 256 << 10);
+		for (int d = 0; d < 2; d++) {
+			const struct plan_io *w = &bp.writes[4 * d + i];
+
+			assert_int_equal(w->file, d);
+			assert_int_equal(w->file_off, (uint64_t)i << 18);
+			assert_int_equal(w->rbuf_off, i << 18);
+			assert_int_equal(w->len, 256 << 10);
+		}
+	}
+	block_plan_free(&bp);
+	/* pieces must start where a region may */
+	p.max_io = 6144;
+	assert_int_equal(plan_init(&pl, &p), -EINVAL);
 }
 
 static void zero_bytes_plan_no_blocks(void **state)
@@ -518,6 +577,8 @@ int main(void)
 		cmocka_unit_test(stripe_matches_raid0_for_units_that_do_not_divide_the_block),
 		cmocka_unit_test(gather_destripe_inverts_stripe),
 		cmocka_unit_test(gather_concat_joins_sources_across_block_boundaries),
+		cmocka_unit_test(requests_cut_to_max_io_move_the_same_bytes),
+		cmocka_unit_test(a_block_is_cut_in_order_into_pieces_of_max_io),
 		cmocka_unit_test(zero_bytes_plan_no_blocks),
 		cmocka_unit_test(tail_block_holds_the_remainder),
 		cmocka_unit_test(direct_io_rounds_tails_up_and_expects_eof),
