@@ -33,6 +33,8 @@ struct engine_ops {
 	 * engine does; the loop engine's templates follow block_plan.from_read)
 	 */
 	bool elide_identity_shuffle;
+	/* requests a block's chain may hold at most, shuffle included (0: any) */
+	int max_chain_ops;
 	/* SQEs the shuffle of one block may need at most */
 	int (*max_shuffle_sqes)(const struct pipeline_run *pr);
 	/* bytes of per-chain metadata (descriptors, iovecs) in registered memory */

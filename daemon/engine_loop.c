@@ -419,6 +419,7 @@ const struct engine_ops engine_loop_ops = {
 	.setup_flags = IOU_SETUP_BPF_OP | IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND |
 		       IORING_SETUP_SUBMIT_ALL,
 	.elide_identity_shuffle = true,
+	.max_chain_ops = LOOP_MAX_OPS,
 	.max_shuffle_sqes = loop_max_shuffle_sqes,
 	.meta_size = loop_meta_size,
 	.preload = loop_preload,

@@ -80,7 +80,19 @@ static int setup_plan(struct pipeline_run *pr)
 	if (ret)
 		return ret;
 	/* again, now with the resume point */
-	return plan_init(&pr->plan, &pp);
+	ret = plan_init(&pr->plan, &pp);
+	/* cut requests the engine's chains cannot hold: the device splits them */
+	if (!ret && pp.max_io && pr->engine->max_chain_ops &&
+	    pr->plan.max_reads + pr->plan.max_writes +
+	    (pr->engine->max_shuffle_sqes ? pr->engine->max_shuffle_sqes(pr) : 0) >
+	    pr->engine->max_chain_ops) {
+		log_info("pipeline %s: requests not cut to %u KiB: engine = %s holds at most %d "
+			 "per block", pc->name, pp.max_io >> 10, pr->engine->name,
+			 pr->engine->max_chain_ops);
+		pp.max_io = 0;
+		ret = plan_init(&pr->plan, &pp);
+	}
+	return ret;
 }
 
 static int setup_chains(struct pipeline_run *pr)
