@@ -47,13 +47,13 @@ unsigned int bpf_op_id_for(const struct plan *pl);
 /*
  * Does a pipeline of @pl ever submit IORING_OP_BPF under an engine that
  * elides the identity shuffle? Not when every write goes out of the buffer
- * its data was read into (copy, mirror, concat: plan.write_from_read holds
- * for every block): the bpf and loop engines then link no uring_bpf_ops,
- * so their start-up loads no program for it.
+ * its data was read into (copy, mirror, concat, per-unit stripes:
+ * plan.never_shuffles): the bpf and loop engines then link no
+ * uring_bpf_ops, so their start-up loads no program for it.
  */
 static inline bool bpf_plan_shuffles(const struct plan *pl)
 {
-	return !pl->write_from_read;
+	return !pl->never_shuffles;
 }
 
 #endif

@@ -168,6 +168,15 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 		}
 		break;
 	}
+	/*
+	 * Per-unit: one_unit_each() or per_unit_ios() take every block in
+	 * place where block starts and unit boundaries keep the alignment
+	 * (a block spans at most units requests, the bound above).
+	 */
+	pl->never_shuffles = pl->write_from_read ||
+		((p->transform == TRANSFORM_STRIPE || is_destripe(p)) && p->per_unit &&
+		 !(p->start % p->io_align) && !(p->block_size % p->io_align) &&
+		 !(p->stripe_unit % p->io_align));
 	/* cut to max_io: a request of L bytes in at most L / max_io + 1 pieces */
 	if (p->max_io) {
 		pl->max_reads += pl->r_size / p->max_io + 1;

@@ -56,6 +56,11 @@ struct plan {
 	int max_copies;
 	/* copy, mirror, concat: every write's bytes lie contiguous in the read area */
 	bool write_from_read;
+	/*
+	 * no block needs a copy: write_from_read, or stripe_io = per-unit with
+	 * every unit's offset in a block keeping O_DIRECT alignment
+	 */
+	bool never_shuffles;
 };
 
 struct plan_io {

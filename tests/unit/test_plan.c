@@ -65,6 +65,9 @@ static void sim_run(struct sim *s, const struct plan *pl, bool from_read)
 		assert_true(bp.nr_reads <= pl->max_reads);
 		assert_true(bp.nr_writes <= pl->max_writes);
 		assert_true(bp.nr_copies <= pl->max_copies);
+		/* a plan that promises no copy keeps it in every block */
+		if (pl->never_shuffles)
+			assert_true(bp.from_read);
 		covered += bp.len;
 		memset(r, 0xA5, pl->r_size);
 		memset(w, 0x5A, pl->w_size);
@@ -194,6 +197,8 @@ static uint64_t count_from_read(const struct plan *pl)
 /* one point of the grid: plan it, run it, check it; blocks planned from_read */
 /* requests cut to this (plan_params.max_io) in every layout checked, or 0 */
 static uint32_t sim_max_io;
+/* stripe_io = per-unit in every layout checked */
+static bool sim_per_unit;
 
 static uint64_t check_layout_aligned(enum transform t, enum gather_layout g, int n, uint32_t bs,
 				     uint32_t su, uint64_t len, uint64_t offset,
@@ -202,7 +207,7 @@ static uint64_t check_layout_aligned(enum transform t, enum gather_layout g, int
 	struct plan_params p = {
 		.transform = t, .gather = g, .block_size = bs, .stripe_unit = su,
 		.offset = offset, .dest_offset = dest_offset, .length = len, .start = start,
-		.io_align = io_align, .max_io = sim_max_io,
+		.io_align = io_align, .max_io = sim_max_io, .per_unit = sim_per_unit,
 	};
 	uint64_t sizes[CONFIG_MAX_FILES];
 	struct sim s;
@@ -341,6 +346,46 @@ static void requests_cut_to_max_io_move_the_same_bytes(void **state)
 				     512);
 	}
 	sim_max_io = 0;
+}
+
+/*
+ * Per-unit stripes and destripes, where units keep the alignment, never
+ * copy (sim_run checks every block against never_shuffles), so the bpf and
+ * loop engines load no program for them; where a unit breaks O_DIRECT
+ * alignment the plan says it may copy.
+ */
+static void per_unit_stripes_that_keep_alignment_never_shuffle(void **state)
+{
+	static const int ns[] = { 2, 3 };
+	struct plan_params p = {
+		.transform = TRANSFORM_STRIPE, .nr_sources = 1, .nr_dests = 2, .per_unit = true,
+		.block_size = 65536, .stripe_unit = 4096, .length = 1 << 20, .io_align = 512,
+		.src_avail = { 1 << 20 },
+	};
+	struct plan pl;
+
+	(void)state;
+	sim_per_unit = true;
+	grid(TRANSFORM_STRIPE, GATHER_CONCAT, ns, 2, true);
+	grid(TRANSFORM_GATHER, GATHER_DESTRIPE, ns, 2, true);
+	for (uint64_t len = 4096; len <= 5 * 65536; len += 65536 + 512) {
+		assert_true(check_layout_aligned(TRANSFORM_STRIPE, GATHER_CONCAT, 3, 65536, 4096,
+						 len, 0, 0, 0, 512) > 0);
+		check_layout_aligned(TRANSFORM_GATHER, GATHER_DESTRIPE, 3, 65536, 4096, len, 0, 0,
+				     0, 512);
+	}
+	sim_per_unit = false;
+	assert_int_equal(plan_init(&pl, &p), 0);
+	assert_true(pl.never_shuffles);
+	p.stripe_unit = 3000;		/* a unit boundary off the 512-byte alignment */
+	assert_int_equal(plan_init(&pl, &p), 0);
+	assert_false(pl.never_shuffles);
+	p.io_align = 1;
+	assert_int_equal(plan_init(&pl, &p), 0);
+	assert_true(pl.never_shuffles);
+	p.per_unit = false;
+	assert_int_equal(plan_init(&pl, &p), 0);
+	assert_false(pl.never_shuffles);
 }
 
 static void a_block_is_cut_in_order_into_pieces_of_max_io(void **state)
@@ -579,6 +624,7 @@ int main(void)
 		cmocka_unit_test(gather_concat_joins_sources_across_block_boundaries),
 		cmocka_unit_test(requests_cut_to_max_io_move_the_same_bytes),
 		cmocka_unit_test(a_block_is_cut_in_order_into_pieces_of_max_io),
+		cmocka_unit_test(per_unit_stripes_that_keep_alignment_never_shuffle),
 		cmocka_unit_test(zero_bytes_plan_no_blocks),
 		cmocka_unit_test(tail_block_holds_the_remainder),
 		cmocka_unit_test(direct_io_rounds_tails_up_and_expects_eof),
