@@ -40,8 +40,7 @@ static int setup_plan(struct pipeline_run *pr)
 	const struct file_slot *why;
 	int ret;
 
-	pp.max_io = files_max_io(&pr->fs, pp.io_align > PLAN_BUF_ALIGN ? pp.io_align :
-					   PLAN_BUF_ALIGN, &why);
+	pp.max_io = files_max_io(&pr->fs, plan_region_align(pp.io_align), &why);
 	/* nothing to cut where a whole block fits */
 	if (pp.max_io >= (pc->s.block_size + pp.io_align - 1) / pp.io_align * pp.io_align)
 		pp.max_io = 0;
@@ -92,6 +91,11 @@ static int setup_plan(struct pipeline_run *pr)
 		pp.max_io = 0;
 		ret = plan_init(&pr->plan, &pp);
 	}
+	if (!ret && pp.max_io)
+		log_info("pipeline %s: requests cut to %u KiB: %s takes at most that whole "
+			 "(max_sectors_kb %u, max_segments %u of scattered pages), and a request "
+			 "the block layer splits goes to an io-wq worker", pc->name,
+			 pp.max_io >> 10, why->path, why->max_kb, why->max_segs);
 	return ret;
 }
 
@@ -280,16 +284,6 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	pr->next_block = 0;
 	t[2] = t[3] = clock_mono_ns();
 
-	if (pr->plan.p.max_io) {
-		const struct file_slot *f;
-
-		files_max_io(&pr->fs, pr->plan.region_align, &f);
-		log_info("pipeline %s: requests cut to %u KiB: %s takes at most that whole "
-			 "(max_sectors_kb %u, max_segments %u of scattered pages), and a request "
-			 "the block layer splits goes to an io-wq worker", pc->name,
-			 pr->plan.p.max_io >> 10, f ? f->path : "?", f ? f->max_kb : 0,
-			 f ? f->max_segs : 0);
-	}
 	if (pr->plan.nr_blocks) {
 		/* the programs load on another thread while the buffers fault in */
 		if (pr->engine->preload)

@@ -110,7 +110,7 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 	if ((p->transform == TRANSFORM_STRIPE || is_destripe(p)) && !p->stripe_unit)
 		return -EINVAL;
 	/* pieces start where a region may: aligned for O_DIRECT and the page */
-	if (p->max_io && p->max_io % (p->io_align > PLAN_BUF_ALIGN ? p->io_align : PLAN_BUF_ALIGN))
+	if (p->max_io && p->max_io % plan_region_align(p->io_align))
 		return -EINVAL;
 
 	pl->p = *p;
@@ -130,7 +130,7 @@ int plan_init(struct plan *pl, const struct plan_params *p)
 	}
 
 	pl->nr_blocks = (p->length - p->start + p->block_size - 1) / p->block_size;
-	pl->region_align = p->io_align > PLAN_BUF_ALIGN ? p->io_align : PLAN_BUF_ALIGN;
+	pl->region_align = plan_region_align(p->io_align);
 	ra = pl->region_align;
 	units = p->stripe_unit ? p->block_size / p->stripe_unit + 2 : 1;
 	n = p->transform == TRANSFORM_GATHER ? p->nr_sources : p->nr_dests;

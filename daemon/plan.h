@@ -20,6 +20,12 @@
 /* start of every per-file region in a buffer area: page, and O_DIRECT, aligned */
 #define PLAN_BUF_ALIGN	4096u
 
+/* where a region of the buffers may start: the page, or O_DIRECT's alignment */
+static inline uint32_t plan_region_align(uint32_t io_align)
+{
+	return io_align > PLAN_BUF_ALIGN ? io_align : PLAN_BUF_ALIGN;
+}
+
 struct plan_params {
 	enum transform transform;
 	enum gather_layout gather;
