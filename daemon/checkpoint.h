@@ -44,9 +44,18 @@ const char *ckpt_state_to_string(enum ckpt_state s);
 int checkpoint_path(const char *dir, const char *name, char *buf, size_t len);
 /* 0, -ENOENT (none yet), -EINVAL (unreadable: treated as none, with a warning) */
 int checkpoint_load(const char *dir, const char *name, struct checkpoint *c);
-/* write tmp, fsync, rename over, fsync the directory */
+/*
+ * A record that fits one sector is padded to this many bytes and rewritten
+ * in place (checkpoint.c says why)
+ */
+#define CKPT_SECTOR	512
+
+/* in place over a CKPT_SECTOR file, else tmp, fsync, rename over, fsync the directory */
 int checkpoint_save(const char *dir, const char *name, const struct checkpoint *c);
+/* the record, CKPT_SECTOR bytes when it fits in them; its length or -ENOSPC */
 int checkpoint_format(const struct checkpoint *c, const char *name, char *buf, size_t len);
+/* @path opened for a rewrite in place, or -errno (-ENOENT: not a CKPT_SECTOR file) */
+int checkpoint_open_in_place(const char *path);
 int checkpoint_parse(const char *buf, struct checkpoint *c);
 
 enum resume_action {

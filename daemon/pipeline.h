@@ -156,7 +156,8 @@ struct pipeline_run {
 		uint64_t done;		/* what it records */
 		int inflight;		/* its four steps not yet completed */
 		bool failed;
-		bool renaming;		/* its rename and directory fsync are submitted */
+		bool in_place;		/* rewritten in place (checkpoint_open_in_place()) */
+		bool committing;	/* its commit (rename or write, then a sync) is submitted */
 	} rec;
 	uint64_t flush_start_ns;	/* when the checkpoint's fsyncs in flight began */
 	bool resumed;

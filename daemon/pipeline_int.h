@@ -39,6 +39,8 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr);
 void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force);
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res);
 void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res);
+/* a record cut off (the ring broke, or the pipeline failed): close it, drop its tmp file */
+void ckpt_record_drop(struct pipeline_run *pr);
 /* start writeback of what completed since the last call, every WB_KICK_BYTES */
 void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w);
 void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res);

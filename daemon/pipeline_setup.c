@@ -205,10 +205,7 @@ static void teardown_ring(struct pipeline_run *pr)
 		pr->engine->detach(pr);
 	ring_exit(&pr->ring);
 	/* a record cut off with the ring (it broke): its tmp file goes */
-	if (pr->rec.inflight) {
-		kv_replace_close(&pr->rec.kv, true);
-		pr->rec.inflight = 0;
-	}
+	ckpt_record_drop(pr);
 	if (pr->chains) {
 		for (int i = 0; i < pr->nr_chains; i++) {
 			free(pr->chains[i].ops);

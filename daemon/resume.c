@@ -166,21 +166,60 @@ uint64_t ckpt_watermark_now(const struct pipeline_run *pr)
  * watermark flushed when it starts. (Flush and record in turn, the writes
  * waited for three journal commits per checkpoint at the window's end.)
  *
- * The record is written as checkpoint_save() would: the tmp file's write
- * and fsync, the rename over the checkpoint, the directory's fsync, linked.
- * A record that starts with its flush writes the tmp file beside it (the
- * tmp file is not the checkpoint until it is renamed) and renames once both
- * are done. rec.inflight counts its four steps not yet completed; the kv
- * files are open exactly while it is not 0. 0, or -errno when the record
- * could not be started.
+ * The record is written as checkpoint_save() would, in two halves: prepare
+ * (the tmp file's write and fsync; nothing for a record rewritten in place)
+ * and commit (the rename over the checkpoint and the directory's fsync; in
+ * place, the write and its fdatasync). A record that starts with its flush
+ * prepares beside it (the tmp file is not the checkpoint until it is
+ * renamed) and commits once both are done; one that starts after its flush
+ * does both halves, linked. rec.inflight counts the four steps not yet
+ * completed; the files are open exactly while it is not 0. 0, or -errno when
+ * the record could not be started.
  */
+enum { REC_TMP_WRITE, REC_TMP_FSYNC, REC_COMMIT, REC_COMMIT_FSYNC };
+
+static void ckpt_record_prep_commit(struct pipeline_run *pr, struct io_uring_sqe *sqe[2])
+{
+	struct kv_pending *kv = &pr->rec.kv;
+
+	if (pr->rec.in_place) {
+		io_uring_prep_write(sqe[0], kv->fd, pr->rec.buf, pr->rec.len, 0);
+		io_uring_prep_fsync(sqe[1], kv->fd, IORING_FSYNC_DATASYNC);
+	} else {
+		io_uring_prep_renameat(sqe[0], AT_FDCWD, kv->tmp, AT_FDCWD, kv->path, 0);
+		io_uring_prep_fsync(sqe[1], kv->dir_fd, 0);
+	}
+	sqe[0]->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, REC_COMMIT));
+	io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, REC_COMMIT_FSYNC));
+	pr->rec.committing = true;
+}
+
+static void ckpt_record_close(struct pipeline_run *pr, bool failed)
+{
+	if (pr->rec.in_place) {
+		close(pr->rec.kv.fd);
+		pr->rec.kv.fd = -1;
+	} else {
+		kv_replace_close(&pr->rec.kv, failed);
+	}
+}
+
+void ckpt_record_drop(struct pipeline_run *pr)
+{
+	if (!pr->rec.inflight)
+		return;
+	ckpt_record_close(pr, true);
+	pr->rec.inflight = 0;
+}
+
 static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushed)
 {
 	struct io_uring_sqe *sqe[4];
 	char path[sizeof(pr->rec.kv.path)];
-	int n = flushed ? 4 : 2, ret;
+	int fd, ret;
 
-	if (io_uring_sq_space_left(&pr->ring.uring) < (unsigned int)n)
+	if (io_uring_sq_space_left(&pr->ring.uring) < 4)
 		return -EBUSY;
 	ret = checkpoint_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path));
 	if (ret)
@@ -192,34 +231,41 @@ static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushe
 	if (ret < 0)
 		return ret;
 	pr->rec.len = ret;
-	ret = kv_replace_open(&pr->rec.kv, path, 0600);
-	if (ret)
-		return ret;
-	for (int i = 0; i < n; i++)
-		sqe[i] = ring_get_sqe(&pr->ring);
-	io_uring_prep_write(sqe[0], pr->rec.kv.fd, pr->rec.buf, pr->rec.len, 0);
-	io_uring_prep_fsync(sqe[1], pr->rec.kv.fd, 0);
-	if (flushed) {
-		io_uring_prep_renameat(sqe[2], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD,
-				       pr->rec.kv.path, 0);
-		io_uring_prep_fsync(sqe[3], pr->rec.kv.dir_fd, 0);
-	}
-	for (int i = 0; i < n; i++) {
-		if (i < n - 1)
-			sqe[i]->flags |= IOSQE_IO_LINK;
-		io_uring_sqe_set_data64(sqe[i], iou_ud(IOU_TAG_RECORD, 0, i));
-	}
+	fd = pr->rec.len == CKPT_SECTOR ? checkpoint_open_in_place(path) : -ENOENT;
+	pr->rec.in_place = fd >= 0;
 	pr->rec.done = done;
-	pr->rec.inflight = 4;
-	pr->rec.renaming = flushed;
+	pr->rec.committing = false;
 	pr->rec.failed = false;
+	if (pr->rec.in_place) {
+		pr->rec.kv.fd = fd;
+		pr->rec.inflight = 2;	/* nothing to prepare */
+	} else {
+		ret = kv_replace_open(&pr->rec.kv, path, 0600);
+		if (ret)
+			return ret;
+		sqe[0] = ring_get_sqe(&pr->ring);
+		sqe[1] = ring_get_sqe(&pr->ring);
+		io_uring_prep_write(sqe[0], pr->rec.kv.fd, pr->rec.buf, pr->rec.len, 0);
+		io_uring_prep_fsync(sqe[1], pr->rec.kv.fd, 0);
+		sqe[0]->flags |= IOSQE_IO_LINK;
+		io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, REC_TMP_WRITE));
+		io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, REC_TMP_FSYNC));
+		if (flushed)
+			sqe[1]->flags |= IOSQE_IO_LINK;
+		pr->rec.inflight = 4;
+	}
+	if (flushed) {
+		sqe[2] = ring_get_sqe(&pr->ring);
+		sqe[3] = ring_get_sqe(&pr->ring);
+		ckpt_record_prep_commit(pr, &sqe[2]);
+	}
 	return 0;
 }
 
 static void ckpt_record_end(struct pipeline_run *pr)
 {
 	pr->rec.inflight = 0;
-	kv_replace_close(&pr->rec.kv, pr->rec.failed);
+	ckpt_record_close(pr, pr->rec.failed);
 	/* recorded or not, the data is on disk: the writes may move on */
 	pr->synced = pr->rec.done;
 	if (!pr->rec.failed) {
@@ -229,29 +275,32 @@ static void ckpt_record_end(struct pipeline_run *pr)
 	}
 }
 
-/* the tmp file is written and its flush is done: rename it over the checkpoint */
-static void ckpt_record_rename(struct pipeline_run *pr)
+/* prepared, and its flush is done: commit the record */
+static void ckpt_record_commit(struct pipeline_run *pr)
 {
+	struct kv_pending *kv = &pr->rec.kv;
 	struct io_uring_sqe *sqe[2];
 
 	if (io_uring_sq_space_left(&pr->ring.uring) < 2) {
 		/* no room on the ring: the same two steps, here */
-		if (rename(pr->rec.kv.tmp, pr->rec.kv.path) < 0 ||
-		    fsync(pr->rec.kv.dir_fd) < 0) {
+		bool ok;
+
+		errno = 0;
+		ok = pr->rec.in_place ?
+			  pwrite(kv->fd, pr->rec.buf, pr->rec.len, 0) == pr->rec.len &&
+			  fdatasync(kv->fd) == 0 :
+			  rename(kv->tmp, kv->path) == 0 && fsync(kv->dir_fd) == 0;
+
+		if (!ok) {
 			pr->rec.failed = true;
-			ckpt_unrecorded(pr, -errno);
+			ckpt_unrecorded(pr, errno ? -errno : -EIO);
 		}
 		ckpt_record_end(pr);
 		return;
 	}
 	sqe[0] = ring_get_sqe(&pr->ring);
 	sqe[1] = ring_get_sqe(&pr->ring);
-	io_uring_prep_renameat(sqe[0], AT_FDCWD, pr->rec.kv.tmp, AT_FDCWD, pr->rec.kv.path, 0);
-	io_uring_prep_fsync(sqe[1], pr->rec.kv.dir_fd, 0);
-	sqe[0]->flags |= IOSQE_IO_LINK;
-	io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, 2));
-	io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, 3));
-	pr->rec.renaming = true;
+	ckpt_record_prep_commit(pr, sqe);
 }
 
 /* all blocks completed: finish() flushes and records "finished" next */
@@ -267,10 +316,9 @@ static bool ckpt_all_done(const struct pipeline_run *pr, uint64_t w)
  */
 static void ckpt_record_step(struct pipeline_run *pr)
 {
-	if (pr->rec.inflight == 2 && !pr->rec.renaming) {
+	if (pr->rec.inflight == 2 && !pr->rec.committing) {
 		if (pr->error && !pr->ckpt_fsyncs) {
-			kv_replace_close(&pr->rec.kv, true);
-			pr->rec.inflight = 0;
+			ckpt_record_drop(pr);
 			return;
 		}
 		if (pr->error || pr->flushed < pr->rec.done)
@@ -278,7 +326,7 @@ static void ckpt_record_step(struct pipeline_run *pr)
 		if (pr->rec.failed)
 			ckpt_record_end(pr);
 		else
-			ckpt_record_rename(pr);
+			ckpt_record_commit(pr);
 		return;
 	}
 	if (pr->rec.inflight || pr->error || pr->flushed <= pr->synced ||
@@ -366,8 +414,11 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 
 void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
+	int op = iou_ud_op(data);
+	bool write = op == REC_TMP_WRITE || (op == REC_COMMIT && pr->rec.in_place);
+
 	/* a short write cuts the link too; the steps after it end -ECANCELED */
-	if (!pr->rec.failed && (res < 0 || (iou_ud_op(data) == 0 && res != pr->rec.len))) {
+	if (!pr->rec.failed && (res < 0 || (write && res != pr->rec.len))) {
 		pr->rec.failed = true;
 		ckpt_unrecorded(pr, res < 0 ? res : -EIO);
 	}

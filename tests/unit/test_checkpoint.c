@@ -42,6 +42,108 @@ static void save_then_load_round_trips(void **state)
 	free(dir);
 }
 
+static ino_t ino_of(const char *dir, const char *name, off_t *size)
+{
+	char *path = tu_path(dir, name);
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	free(path);
+	*size = st.st_size;
+	return st.st_ino;
+}
+
+/*
+ * A record of one sector is rewritten in place (one fdatasync, no journal
+ * commit), once the file has that size: the first save of an older, shorter
+ * file replaces it, every save after that keeps its inode.
+ */
+static void a_checkpoint_that_fits_a_sector_is_rewritten_in_place(void **state)
+{
+	struct checkpoint c = sample(), back;
+	char *dir = tu_mkdtemp("ckpt"), *path = tu_path(dir, "p.ckpt");
+	char old[CKPT_RECORD_MAX];
+	int len = checkpoint_format(&c, "p", old, sizeof(old));
+	off_t size;
+	ino_t ino;
+
+	(void)state;
+	assert_int_equal(len, CKPT_SECTOR);
+	/* an unpadded record, as earlier versions wrote it */
+	assert_int_equal(tu_write_file(path, old, strstr(old, "\nend\n") + 5 - old), 0);
+	assert_true(ino_of(dir, "p.ckpt", &size) && size < CKPT_SECTOR);
+	assert_int_equal(checkpoint_load(dir, "p", &back), 0);
+	assert_memory_equal(&c, &back, sizeof(c));
+
+	assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+	ino = ino_of(dir, "p.ckpt", &size);
+	assert_int_equal(size, CKPT_SECTOR);
+	for (int i = 0; i < 3; i++) {
+		c.done += 1 << 20;
+		c.state = i == 2 ? CKPT_STOPPED : CKPT_RUNNING;
+		assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+		assert_true(ino_of(dir, "p.ckpt", &size) == ino);
+		assert_int_equal(size, CKPT_SECTOR);
+		assert_int_equal(checkpoint_load(dir, "p", &back), 0);
+		assert_memory_equal(&c, &back, sizeof(c));
+	}
+	tu_rmrf(dir);
+	free(path);
+	free(dir);
+}
+
+/* a record longer than a sector is never written in place: a new file each time */
+static void a_checkpoint_longer_than_a_sector_is_replaced_whole(void **state)
+{
+	struct checkpoint c = sample(), back;
+	char *dir = tu_mkdtemp("ckpt"), buf[CKPT_RECORD_MAX];
+	off_t size;
+	ino_t ino;
+	int len;
+
+	(void)state;
+	c.nr_dests = CONFIG_MAX_FILES;
+	for (int i = 0; i < c.nr_dests; i++)
+		c.dst[i] = (struct file_ident){ 64769, 1000000 + i, 1ULL << 40, 1700000000 };
+	len = checkpoint_format(&c, "p", buf, sizeof(buf));
+	assert_true(len > CKPT_SECTOR);
+	assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+	ino = ino_of(dir, "p.ckpt", &size);
+	assert_int_equal(size, len);
+	c.done += 1 << 20;
+	assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+	assert_true(ino_of(dir, "p.ckpt", &size) != ino);
+	assert_int_equal(checkpoint_load(dir, "p", &back), 0);
+	assert_memory_equal(&c, &back, sizeof(c));
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* a symlink where the checkpoint goes is replaced, never written through */
+static void a_checkpoint_is_never_written_through_a_symlink(void **state)
+{
+	struct checkpoint c = sample();
+	char *dir = tu_mkdtemp("ckpt"), *path = tu_path(dir, "p.ckpt");
+	char *victim = tu_path(dir, "victim"), zeros[CKPT_SECTOR] = { 0 }, *text;
+	size_t len;
+	off_t size;
+
+	(void)state;
+	assert_int_equal(tu_write_file(victim, zeros, sizeof(zeros)), 0);
+	assert_int_equal(symlink(victim, path), 0);
+	assert_int_equal(checkpoint_save(dir, "p", &c), 0);
+	ino_of(dir, "p.ckpt", &size);
+	assert_int_equal(size, CKPT_SECTOR);	/* a file now, not the link */
+	text = tu_read_file(victim, &len);
+	assert_int_equal(len, sizeof(zeros));
+	assert_memory_equal(text, zeros, sizeof(zeros));
+	free(text);
+	tu_rmrf(dir);
+	free(victim);
+	free(path);
+	free(dir);
+}
+
 static void missing_checkpoint_is_enoent(void **state)
 {
 	struct checkpoint c;
@@ -63,8 +165,9 @@ static void torn_or_foreign_files_are_rejected(void **state)
 	len = checkpoint_format(&c, "p", buf, sizeof(buf));
 	assert_true(len > 0);
 	assert_int_equal(checkpoint_parse(buf, &back), 0);
-	/* cut anywhere before the end marker: never accepted */
-	for (int cut = 0; cut < len - 4; cut += 7) {
+	/* cut anywhere before the end marker (the padding follows it): never accepted */
+	len = strstr(buf, "\nend\n") + 4 - buf;
+	for (int cut = 0; cut < len; cut += 7) {
 		char part[4096];
 
 		memcpy(part, buf, cut);
@@ -174,6 +277,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(save_then_load_round_trips),
 		cmocka_unit_test(missing_checkpoint_is_enoent),
+		cmocka_unit_test(a_checkpoint_that_fits_a_sector_is_rewritten_in_place),
+		cmocka_unit_test(a_checkpoint_longer_than_a_sector_is_replaced_whole),
+		cmocka_unit_test(a_checkpoint_is_never_written_through_a_symlink),
 		cmocka_unit_test(torn_or_foreign_files_are_rejected),
 		cmocka_unit_test(a_status_file_cut_short_is_refused),
 		cmocka_unit_test(resume_continues_when_nothing_changed),

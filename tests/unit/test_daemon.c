@@ -1267,9 +1267,9 @@ static void enter_count_matches_strace(void **state)
 
 /*
  * Checkpoints are flushed and recorded through the ring: the fdatasync of
- * the destination, then the record's write, fsync, rename and directory
- * fsync. The pipeline thread itself syncs only at the start (the first
- * record) and at the end, however many checkpoints a run takes.
+ * the destination, then the record's write and fdatasync in place. The
+ * pipeline thread itself syncs only at the start (the first record) and at
+ * the end, however many checkpoints a run takes.
  */
 static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
 {
@@ -1290,8 +1290,8 @@ static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
 	print_message("%d checkpoints recorded with %lu fsync/fdatasync calls\n", records,
 		      calls);
 	assert_true(records >= 8);
-	/* the first record (2), the last flush (1) and record (2) */
-	assert_true(calls <= 5);
+	/* the first record (2: a new file), the last flush (1) and record (1, in place) */
+	assert_true(calls <= 4);
 	same_files(f, "src", "out");
 }
 
@@ -1301,19 +1301,15 @@ static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
  * from its start, and a record may only name the end of a flush that has
  * completed, never more (the debug log says each, in order, from the
  * pipeline thread). The finished record follows finish()'s full fsync.
+ * Returns the records before the finish.
  */
-static void checkpoints_record_only_flushed_ranges_that_tile_the_copy(void **state)
+static int run_and_tile_records(struct fx *f)
 {
-	struct fx *f = *state;
 	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
 	uint64_t ends[1024] = { 0 }, next = 0, durable = 0, a, b, n;
 	int flushes = 0, records = 0, k;
 	char *err, *line;
 
-	make_src(f, "src", 16 << 20, 8);
-	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 512K\n"
-		   "log_level = debug\n",
-		   "[pipeline p]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
 	assert_int_equal(run_bin(f, once), 0);
 	err = slurp(f->err);
 	for (line = strtok(err, "\n"); line; line = strtok(NULL, "\n")) {
@@ -1346,8 +1342,85 @@ static void checkpoints_record_only_flushed_ranges_that_tile_the_copy(void **sta
 	free(err);
 	print_message("%d flushes, %d records before the finish\n", flushes, records);
 	assert_true(flushes >= 8);
-	assert_true(records >= 4);
+	return records;
+}
+
+static void checkpoints_record_only_flushed_ranges_that_tile_the_copy(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 16 << 20, 8);
+	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 512K\n"
+		   "log_level = debug\n",
+		   "[pipeline p]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	assert_true(run_and_tile_records(f) >= 4);
 	same_files(f, "src", "out");
+}
+
+static ino_t ckpt_ino(struct fx *f, off_t *size)
+{
+	char *path = tu_path(f->dir, "state/p.ckpt");
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	free(path);
+	*size = st.st_size;
+	return st.st_ino;
+}
+
+/*
+ * A record of one sector is rewritten in place through the ring as well
+ * (its write and fdatasync, no journal commit): a second run's records,
+ * flushed ones and the last, all keep the file the first run left.
+ */
+static void a_run_rewrites_its_one_sector_checkpoint_in_place(void **state)
+{
+	struct fx *f = *state;
+	off_t size;
+	ino_t ino;
+
+	make_src(f, "src", 16 << 20, 9);
+	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 512K\n"
+		   "log_level = debug\nrepeat = yes\n",
+		   "[pipeline p]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n");
+	run_and_tile_records(f);
+	ino = ckpt_ino(f, &size);
+	assert_int_equal(size, CKPT_SECTOR);
+	assert_true(run_and_tile_records(f) >= 4);
+	assert_true(ckpt_ino(f, &size) == ino);
+	assert_int_equal(size, CKPT_SECTOR);
+	assert_true(file_has(f->err, "checkpoint: durable up to byte 16777216 of 16777216"));
+	same_files(f, "src", "out");
+}
+
+/*
+ * A record too long for a sector (a mirror to eight destinations) is renamed
+ * into place through the ring, as before: the same tiling, a new file.
+ */
+static void a_checkpoint_longer_than_a_sector_is_renamed_into_place(void **state)
+{
+	struct fx *f = *state;
+	char pipeline[1024] = "[pipeline p]\ntransform = mirror\nsource = @D/src\n";
+	off_t size;
+	ino_t ino;
+
+	for (int d = 0; d < 8; d++)
+		snprintf(pipeline + strlen(pipeline), sizeof(pipeline) - strlen(pipeline),
+			 "destination = @D/out%d\n", d);
+	make_src(f, "src", 16 << 20, 10);
+	write_conf(f, "block_size = 64K\nqueue_depth = 4\ncheckpoint_interval = 512K\n"
+		   "log_level = debug\nrepeat = yes\n", pipeline);
+	run_and_tile_records(f);
+	ino = ckpt_ino(f, &size);
+	assert_true(size > CKPT_SECTOR);
+	assert_true(run_and_tile_records(f) >= 4);
+	assert_true(ckpt_ino(f, &size) != ino);
+	for (int d = 0; d < 8; d++) {
+		char out[16];
+
+		snprintf(out, sizeof(out), "out%d", d);
+		same_files(f, "src", out);
+	}
 }
 
 int main(void)
@@ -1428,6 +1501,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			checkpoints_record_only_flushed_ranges_that_tile_the_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_run_rewrites_its_one_sector_checkpoint_in_place,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			a_checkpoint_longer_than_a_sector_is_renamed_into_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(checkpoints_do_not_fsync_on_the_pipeline_thread, setup,
 						teardown),
 	};
