@@ -3,7 +3,8 @@
 # suite bench-profile (manual; `make bench-profile` selects it).
 #
 # For each transform (stripe, copy) and engine (uring, bpf, loop), alternating:
-# iou-offloadd --once moves PROFILE_MB on tmpfs while `perf record -a -e
+# iou-offloadd --once moves PROFILE_MB on PROFILE_MEDIA (tmpfs, or brd: ram
+# disks with O_DIRECT, which never punt to io-wq) while `perf record -a -e
 # cpu-clock` samples both CPUs (the daemon's threads, its io-wq workers, and
 # the kernel work done for them wherever it runs), inside `benchtool run
 # --count` for the wall, CPU and io_uring_enter figures of the same run.
@@ -26,7 +27,8 @@
 # Knobs (environment, or iou.profile_x=a,b on the kernel command line):
 # PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
 # ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"; add "startup"),
-# PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10).
+# PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10), PROFILE_MEDIA (tmpfs; brd
+# needs /dev/ram0..4 of PROFILE_MB, which run-bench.sh boots with).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -39,6 +41,7 @@ PROFILE_ENGINES=${PROFILE_ENGINES:-uring bpf loop}
 PROFILE_TRANSFORMS=${PROFILE_TRANSFORMS:-stripe copy}
 PROFILE_FREQ=${PROFILE_FREQ:-499}
 PROFILE_STARTUP_RUNS=${PROFILE_STARTUP_RUNS:-10}
+PROFILE_MEDIA=${PROFILE_MEDIA:-tmpfs}
 OUT=${IOU_ARTIFACTS:-/run/iou-profile-out}
 WORK=/run/iou-profile
 mkdir -p "$OUT" "$WORK/state" "$WORK/data"
@@ -58,9 +61,22 @@ mount -t tmpfs -o size=$((6 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || sk
 trap 'umount "$WORK/tmpfs" 2>/dev/null' EXIT
 D=$WORK/tmpfs
 "$BT" fill "$D/src" $((PROFILE_MB << 20)) || skip_all "filling the source failed"
+# the medium of the stripe and copy runs
+SRC=$D/src DSTS=() DIRECT=no
+case $PROFILE_MEDIA in
+tmpfs)	for i in 1 2 3 4; do DSTS+=("$D/dst$i"); done ;;
+brd)	for i in 0 1 2 3 4; do
+		n=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
+		[ "$n" -ge $((PROFILE_MB << 20)) ] ||
+			skip_all "/dev/ram$i has $n bytes, needs $((PROFILE_MB << 20)) (run-bench.sh boots with brd.rd_nr=5 brd.rd_size=PROFILE_MB in KiB)"
+	done
+	"$BT" fill /dev/ram0 $((PROFILE_MB << 20)) || skip_all "filling /dev/ram0 failed"
+	SRC=/dev/ram0 DSTS=(/dev/ram1 /dev/ram2 /dev/ram3 /dev/ram4) DIRECT=yes ;;
+*)	skip_all "PROFILE_MEDIA: $PROFILE_MEDIA: give tmpfs or brd" ;;
+esac
 accel=$("$BT" accel)
 echo "# profile: accelerator $accel, kernel $(uname -r), $("$PERF" version), cpu-clock at $PROFILE_FREQ Hz on all CPUs"
-echo "# $PROFILE_MB MiB on tmpfs, block_size $PROFILE_BS, queue_depth $PROFILE_QD"
+echo "# $PROFILE_MB MiB on $PROFILE_MEDIA (direct = $DIRECT), block_size $PROFILE_BS, queue_depth $PROFILE_QD"
 
 config() {	# FILE ENGINE TRANSFORM
 	local nd=1 i
@@ -68,11 +84,13 @@ config() {	# FILE ENGINE TRANSFORM
 	{
 		daemon_section "$WORK/state" "$2" "$PROFILE_QD" "$PROFILE_BS"
 		echo "checkpoint_interval = ${PROFILE_MB}M"
+		echo "direct = $DIRECT"
 		[ "$3" = stripe ] && echo "stripe_unit = 256K"
 		echo "[pipeline prof]"
 		echo "transform = $3"
-		echo "source = $D/src"
-		for i in $(seq 1 $nd); do echo "destination = $D/dst$i"; done
+		echo "source = $SRC"
+		echo "length = ${PROFILE_MB}M"
+		for i in $(seq 0 $((nd - 1))); do echo "destination = ${DSTS[$i]}"; done
 	} > "$1"
 }
 
