@@ -66,9 +66,10 @@ SRC=$D/src DSTS=() DIRECT=no
 case $PROFILE_MEDIA in
 tmpfs)	for i in 1 2 3 4; do DSTS+=("$D/dst$i"); done ;;
 brd)	for i in 0 1 2 3 4; do
-		n=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
-		[ "$n" -ge $((PROFILE_MB << 20)) ] ||
-			skip_all "/dev/ram$i has $n bytes, needs $((PROFILE_MB << 20)) (run-bench.sh boots with brd.rd_nr=5 brd.rd_size=PROFILE_MB in KiB)"
+		# not $n: that is tap.sh's test count
+		have=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
+		[ "$have" -ge $((PROFILE_MB << 20)) ] ||
+			skip_all "/dev/ram$i has $have bytes, needs $((PROFILE_MB << 20)) (run-bench.sh boots with brd.rd_nr=5 brd.rd_size=PROFILE_MB in KiB)"
 	done
 	"$BT" fill /dev/ram0 $((PROFILE_MB << 20)) || skip_all "filling /dev/ram0 failed"
 	SRC=/dev/ram0 DSTS=(/dev/ram1 /dev/ram2 /dev/ram3 /dev/ram4) DIRECT=yes ;;
@@ -191,6 +192,7 @@ for tf in $PROFILE_TRANSFORMS; do
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
 		data=$WORK/data/$tag.data
+		free0=$(awk '/^MemFree:/ { print $2 }' /proc/meminfo)
 		line=$("$PERF" record -q -a -e cpu-clock -F "$PROFILE_FREQ" -o "$data" -- \
 			"$BT" run --count --log "$OUT/$tag.log" -- "$daemon" --config="$WORK/$tag.conf" --once \
 			2>>"$OUT/$tag.log")
@@ -206,6 +208,8 @@ for tf in $PROFILE_TRANSFORMS; do
 			-v c="$(kv io_uring_enter "$line")" -v m="$PROFILE_MB" 'BEGIN {
 			printf "%.0f MiB/s, CPU %.2f user + %.2f sys s/GiB, %.0f io_uring_enter/GiB",
 				m / w, u * 1024 / m, s * 1024 / m, c * 1024 / m }')
+		# brd allocates and zeroes a page the first time one is written
+		fig+=", MemFree $(( ($(awk '/^MemFree:/ { print $2 }' /proc/meminfo) - free0) >> 10 )) MiB"
 		ok "profile $tf, engine $e: $fig, ${samples:-?} samples outside idle"
 		{
 			echo "== $tf, engine $e: $fig"
