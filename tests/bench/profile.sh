@@ -28,7 +28,9 @@
 # PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
 # ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"; add "startup"),
 # PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10), PROFILE_MEDIA (tmpfs; brd
-# needs /dev/ram0..4 of PROFILE_MB, which run-bench.sh boots with).
+# needs /dev/ram0..4 of PROFILE_MB, which run-bench.sh boots with),
+# PROFILE_CALLGRAPH (unset; 1: record call chains and print the callers of
+# the symbols over 5 % of the daemon's samples).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -193,7 +195,7 @@ for tf in $PROFILE_TRANSFORMS; do
 		echo 3 > /proc/sys/vm/drop_caches
 		data=$WORK/data/$tag.data
 		free0=$(awk '/^MemFree:/ { print $2 }' /proc/meminfo)
-		line=$("$PERF" record -q -a -e cpu-clock -F "$PROFILE_FREQ" -o "$data" -- \
+		line=$("$PERF" record -q -a ${PROFILE_CALLGRAPH:+-g} -e cpu-clock -F "$PROFILE_FREQ" -o "$data" -- \
 			"$BT" run --count --log "$OUT/$tag.log" -- "$daemon" --config="$WORK/$tag.conf" --once \
 			2>>"$OUT/$tag.log")
 		rc=$(kv rc "$line")
@@ -217,6 +219,11 @@ for tf in $PROFILE_TRANSFORMS; do
 			top "$OUT/$tag-comm.txt" 8
 			echo "-- by symbol (idle left out; % of the samples kept):"
 			top "$OUT/$tag-sym.txt" 20
+			if [ -n "${PROFILE_CALLGRAPH:-}" ]; then
+				echo "-- who calls the symbols over 5 %:"
+				"$PERF" report -i "$data" --stdio --no-children --sort sym --percent-limit 5 \
+					-g caller,2,callee --comms iou-offloadd 2>/dev/null | top /dev/stdin 80
+			fi
 			echo
 		} >> "$OUT/summary.txt"
 		rm -f "$data"

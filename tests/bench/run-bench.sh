@@ -38,7 +38,7 @@
 # (ACCEL, VM_MEM default 4G here, VM_SMP, TIMEOUT default 3600 here, VM_SCRATCH_MB).
 # scale: SCALE_SIZES, SCALE_PIPELINES, SCALE_MULTI_UPTO, SCALE_ENGINES, SCALE_BS, SCALE_QD,
 # SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
-# PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ, PROFILE_STARTUP_RUNS, PROFILE_MEDIA (profile.sh); ublk: UBLK_MB,
+# PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ, PROFILE_STARTUP_RUNS, PROFILE_MEDIA, PROFILE_CALLGRAPH (profile.sh); ublk: UBLK_MB,
 # UBLK_RUNS, UBLK_RUNTIME, UBLK_TARGETS, UBLK_ENGINES, UBLK_WORKLOADS,
 # UBLK_QUEUES, UBLK_PROFILE (bench-ublk.sh).
 set -euo pipefail
@@ -117,7 +117,7 @@ elif [ "$what" = profile ]; then
 	export GUEST_TESTS=bench-profile
 	# a source and four destinations of PROFILE_MB (profile.sh)
 	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && append+=" brd.rd_nr=5 brd.rd_size=$((${PROFILE_MB:-256} * 1024))"
-	for k in MB BS QD ENGINES TRANSFORMS FREQ STARTUP_RUNS MEDIA; do
+	for k in MB BS QD ENGINES TRANSFORMS FREQ STARTUP_RUNS MEDIA CALLGRAPH; do
 		v=$(eval echo "\${PROFILE_$k:-}")
 		[ -n "$v" ] && append+=" iou.profile_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
