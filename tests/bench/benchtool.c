@@ -8,9 +8,10 @@
  *   benchtool run [--count] [--log FILE] -- CMD [ARG...]
  *       runs CMD, prints one line
  *         wall=S user=S sys=S rc=N io_uring_enter=N syscalls=N punts=N
- *         nvcsw=N nivcsw=N
- *       with the CPU time and the voluntary and involuntary context
- *       switches of CMD and everything it waited for (wait4's rusage: every
+ *         nvcsw=N nivcsw=N minflt=N maxrss_kb=N
+ *       with the CPU time, the voluntary and involuntary context switches,
+ *       the minor faults (pages first touched, MAP_POPULATE's included) and
+ *       the peak RSS of CMD and everything it waited for (wait4's rusage: every
  *       thread of CMD, io-wq workers included), and, with --count, the
  *       io_uring_enter(2) calls, all system calls and the requests io_uring
  *       punted to io-wq of CMD and its threads and children, counted exactly
@@ -225,10 +226,10 @@ static int cmd_run(int argc, char **argv)
 	t1 = now();
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	printf("wall=%.6f user=%.6f sys=%.6f rc=%d io_uring_enter=%lld syscalls=%lld punts=%lld "
-	       "nvcsw=%ld nivcsw=%ld\n",
+	       "nvcsw=%ld nivcsw=%ld minflt=%ld maxrss_kb=%ld\n",
 	       t1 - t0, tv(&ru.ru_utime), tv(&ru.ru_stime), rc,
 	       read_counter(ufd), read_counter(sfd), read_counter(pfd),
-	       ru.ru_nvcsw, ru.ru_nivcsw);
+	       ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_minflt, ru.ru_maxrss);
 	return 0;
 }
 

@@ -210,8 +210,10 @@ for tf in $PROFILE_TRANSFORMS; do
 			-v c="$(kv io_uring_enter "$line")" -v m="$PROFILE_MB" 'BEGIN {
 			printf "%.0f MiB/s, CPU %.2f user + %.2f sys s/GiB, %.0f io_uring_enter/GiB",
 				m / w, u * 1024 / m, s * 1024 / m, c * 1024 / m }')
-		# brd allocates and zeroes a page the first time one is written
+		# brd allocates and zeroes a page the first time one is written; the
+		# daemon's own pages are its minor faults (MAP_POPULATE included)
 		fig+=", MemFree $(( ($(awk '/^MemFree:/ { print $2 }' /proc/meminfo) - free0) >> 10 )) MiB"
+		fig+=", $(kv minflt "$line") minor faults, peak RSS $(( $(kv maxrss_kb "$line") >> 10 )) MiB"
 		ok "profile $tf, engine $e: $fig, ${samples:-?} samples outside idle"
 		{
 			echo "== $tf, engine $e: $fig"
