@@ -28,8 +28,10 @@
 # kfunc/ as they came and vm.log (the run's TAP).
 #
 # Variables: BENCH_MEDIA (brd), BENCH_MB (guest data per run: 1024 with brd,
-# else 128), BENCH_RUNS (5), BENCH_CPU (TCG's -cpu model for
-# the guest, default max; max,-erms is the variant without rep movsb), HOST_BENCH_MB
+# else 128), BENCH_RUNS (5), BENCH_CPU (TCG's -cpu model for the guest
+# of make bench and make bench-profile, default max,-erms: without ERMS the
+# kernel clears and copies pages with rep stosq and loops, which TCG runs at
+# a steady speed; max is the variant with rep movsb/stosb), HOST_BENCH_MB
 # (256), HOST_BENCH_TRANSFORMS (copy), BENCH_BS, BENCH_QD, BENCH_ENGINE_QD,
 # BENCH_MEDIA, BENCH_TOOLS, BENCH_ENGINES, BENCH_TRANSFORMS (see bench.sh;
 # handed to the guest on its command line), KFUNC_MIN_TIME (seconds per kfunc
@@ -52,7 +54,7 @@ if [[ " $BENCH_MEDIA " == *" brd "* ]]; then
 fi
 BENCH_MB=${BENCH_MB:-128}
 BENCH_RUNS=${BENCH_RUNS:-5}
-BENCH_CPU=${BENCH_CPU:-max}
+BENCH_CPU=${BENCH_CPU:-max,-erms}
 HOST_BENCH_MB=${HOST_BENCH_MB:-256}
 [ -f "$KOBJ/arch/x86/boot/bzImage" ] || die "no guest kernel at $KOBJ/arch/x86/boot/bzImage (make kernel)"
 [ -f "$KOBJ/vmlinux.h" ] || die "no $KOBJ/vmlinux.h (make kernel)"
@@ -114,6 +116,7 @@ elif [ "$what" = scale ]; then
 elif [ "$what" = profile ]; then
 	export TIMEOUT=${TIMEOUT:-1800}
 	export VM_MEM=${VM_MEM:-3G}
+	export VM_CPU=$BENCH_CPU
 	export GUEST_TESTS=bench-profile
 	# a source and four destinations of PROFILE_MB (profile.sh)
 	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && append+=" brd.rd_nr=5 brd.rd_size=$((${PROFILE_MB:-256} * 1024))"
