@@ -97,6 +97,15 @@ int checkpoint_open_in_place(const char *path)
 	return fd;
 }
 
+int checkpoint_rewrite(int fd, const char *buf, int len)
+{
+	ssize_t n = pwrite(fd, buf, len, 0);
+
+	if (n != len)
+		return n < 0 ? -errno : -EIO;
+	return fdatasync(fd) < 0 ? -errno : 0;
+}
+
 static int parse_ident(const char *v, struct file_ident *id)
 {
 	char tail;
@@ -193,7 +202,6 @@ int checkpoint_save(const char *dir, const char *name, const struct checkpoint *
 {
 	char path[4096], buf[CKPT_RECORD_MAX];
 	int len, ret, fd;
-	ssize_t n;
 
 	ret = checkpoint_path(dir, name, path, sizeof(path));
 	if (ret)
@@ -204,10 +212,7 @@ int checkpoint_save(const char *dir, const char *name, const struct checkpoint *
 	fd = len == CKPT_SECTOR ? checkpoint_open_in_place(path) : -ENOENT;
 	if (fd < 0)
 		return kv_replace(path, buf, len, 0600, true);
-	n = pwrite(fd, buf, len, 0);
-	ret = n == len ? 0 : n < 0 ? -errno : -EIO;
-	if (!ret && fdatasync(fd) < 0)
-		ret = -errno;
+	ret = checkpoint_rewrite(fd, buf, len);
 	close(fd);
 	return ret;
 }

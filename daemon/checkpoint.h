@@ -56,6 +56,8 @@ int checkpoint_save(const char *dir, const char *name, const struct checkpoint *
 int checkpoint_format(const struct checkpoint *c, const char *name, char *buf, size_t len);
 /* @path opened for a rewrite in place, or -errno (-ENOENT: not a CKPT_SECTOR file) */
 int checkpoint_open_in_place(const char *path);
+/* @len bytes of @buf over the record @fd holds, then fdatasync: 0 or -errno */
+int checkpoint_rewrite(int fd, const char *buf, int len);
 int checkpoint_parse(const char *buf, struct checkpoint *c);
 
 enum resume_action {

@@ -283,17 +283,12 @@ static void ckpt_record_commit(struct pipeline_run *pr)
 
 	if (io_uring_sq_space_left(&pr->ring.uring) < 2) {
 		/* no room on the ring: the same two steps, here */
-		bool ok;
+		int ret = pr->rec.in_place ? checkpoint_rewrite(kv->fd, pr->rec.buf, pr->rec.len) :
+			  rename(kv->tmp, kv->path) < 0 || fsync(kv->dir_fd) < 0 ? -errno : 0;
 
-		errno = 0;
-		ok = pr->rec.in_place ?
-			  pwrite(kv->fd, pr->rec.buf, pr->rec.len, 0) == pr->rec.len &&
-			  fdatasync(kv->fd) == 0 :
-			  rename(kv->tmp, kv->path) == 0 && fsync(kv->dir_fd) == 0;
-
-		if (!ok) {
+		if (ret) {
 			pr->rec.failed = true;
-			ckpt_unrecorded(pr, errno ? -errno : -EIO);
+			ckpt_unrecorded(pr, ret);
 		}
 		ckpt_record_end(pr);
 		return;
