@@ -28,8 +28,10 @@
 #            through every block, which the engine gathers: stripe_io =
 #            gather) and stripe-perunit (the same layout with stripe_io =
 #            per-unit, the default: one write per unit from the read buffer,
-#            nothing gathered), if the binary is there
-#            and accepts the engine (else a skip says why)
+#            nothing gathered); destripe, destripe-multi and destripe-perunit
+#            the reverse (transform = gather, gather = destripe: 4 member
+#            sources, one destination, the same units and stripe_io), if the
+#            binary is there and accepts the engine (else a skip says why)
 # Per run, besides wall and CPU time: context switches (wait4's rusage),
 # io_uring_enter calls, system calls and io-wq punts (guest, exact), and for
 # the daemon its own exact counts from its status file: CQEs, IORING_OP_BPF
@@ -46,7 +48,8 @@
 # ("brd"; all: "brd tmpfs virtio"; also "nullb": null_blk without memory,
 # the movers' own cost alone), BENCH_TOOLS ("memcpy dd cp fio engines"),
 # BENCH_ENGINES ("uring bpf loop"), BENCH_TRANSFORMS ("copy mirror stripe
-# stripe-multi stripe-perunit"), BENCH_ENGINE_QD
+# stripe-multi stripe-perunit destripe-multi destripe-perunit"; also
+# "destripe"), BENCH_ENGINE_QD
 # ("32"; all: "1 8 32"), BENCH_MEMCPY_MB (64: bytes per memcpy run),
 # BENCH_MOVSB ("off": every mover but the memcpy row runs with glibc told not
 # to use rep movsb; "on": glibc's own choice).
@@ -88,7 +91,7 @@ BENCH_QD=${BENCH_QD:-1 8 32}
 BENCH_ENGINE_QD=${BENCH_ENGINE_QD:-32}
 BENCH_TOOLS=${BENCH_TOOLS:-memcpy dd cp fio engines}
 BENCH_ENGINES=${BENCH_ENGINES:-uring bpf loop}
-BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe stripe-multi stripe-perunit}
+BENCH_TRANSFORMS=${BENCH_TRANSFORMS:-copy mirror stripe stripe-multi stripe-perunit destripe-multi destripe-perunit}
 BENCH_MOVSB=${BENCH_MOVSB:-off}
 NO_MOVSB=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=1073741824)
 if [ "$mode" = guest ]; then
@@ -133,14 +136,29 @@ size_name() {
 }
 
 # ---- media ---------------------------------------------------------------
-# medium_<name> sets SRC, DSTS (array of MAX_DESTS) and DIRECT, or returns 1
-# with $why set. The source is filled with a pattern once.
-declare -A MSRC MDIRECT MDSTS MWHY
+# setup_<name> sets MSRC, MDSTS (MAX_DESTS of them) and MDIRECT, or returns 1
+# with $why set. The source is filled with a pattern once. Where a destripe
+# is measured (want_destripe) it also sets MMEMBERS, the MAX_DESTS sources
+# of the destripe, each holding its share of BENCH_MB (filled once), and
+# MGDST, the destripe's destination; or MGWHY, why that medium cannot.
+declare -A MSRC MDIRECT MDSTS MWHY MMEMBERS MGDST MGWHY
+want_destripe=0
+[[ " $BENCH_TRANSFORMS " == *" destripe"* ]] && want_destripe=1
+# fill_members MEDIUM PATH...: each member its share of the stream, once
+fill_members() {
+	local m=$1 p
+	shift
+	for p in "$@"; do
+		"$BT" fill "$p" $((BYTES / MAX_DESTS)) || { MGWHY[$m]="filling $p failed"; return 1; }
+	done
+	MMEMBERS[$m]="$*"
+}
 setup_tmpfs() {
 	local dir=$WORK/tmpfs i
 	if [ "$mode" = guest ]; then
 		mkdir -p "$dir"
-		mount -t tmpfs -o size=$(((MAX_DESTS + 2) * BENCH_MB + 16))m iou-bench "$dir" ||
+		# the source, the destinations, the destripe's members and its destination
+		mount -t tmpfs -o size=$(((MAX_DESTS + 4) * BENCH_MB + 16))m iou-bench "$dir" ||
 			{ why="mount tmpfs failed"; return 1; }
 	else
 		mkdir -p "$dir"
@@ -151,6 +169,9 @@ setup_tmpfs() {
 	MDIRECT[tmpfs]=0
 	MDSTS[tmpfs]=""
 	for i in $(seq 1 $MAX_DESTS); do MDSTS[tmpfs]+=" $dir/dst$i"; done
+	[ "$want_destripe" = 1 ] && fill_members tmpfs $(seq -f "$dir/member%g" 1 $MAX_DESTS) &&
+		MGDST[tmpfs]=$dir/gathered
+	return 0
 }
 blockdev_bytes() { blockdev --getsize64 "$1" 2>/dev/null || echo 0; }
 setup_brd() {
@@ -164,6 +185,16 @@ setup_brd() {
 	MDIRECT[brd]=1
 	MDSTS[brd]=""
 	for i in $(seq 1 $MAX_DESTS); do MDSTS[brd]+=" /dev/ram$i"; done
+	# the destripe reads the destinations' ram disks and writes one more
+	[ "$want_destripe" = 1 ] || return 0
+	i=$((MAX_DESTS + 1))
+	n=$(blockdev_bytes /dev/ram$i)
+	if [ "$n" -lt "$BYTES" ]; then
+		MGWHY[brd]="/dev/ram$i has $n bytes, needs $BYTES (boot with brd.rd_nr=$((i + 1)) brd.rd_size=$((BYTES >> 10)))"
+		return 0
+	fi
+	fill_members brd ${MDSTS[brd]} && MGDST[brd]=/dev/ram$i
+	return 0
 }
 # null_blk with no memory behind it (configfs, blk-mq, completions inline):
 # reads and writes cost the device nothing and keep no data, so what is left
@@ -174,7 +205,7 @@ setup_nullb() {
 	[ -d $cfs ] || mount -t configfs none /sys/kernel/config 2>/dev/null
 	[ -d $cfs ] || { why="no null_blk configfs at $cfs"; return 1; }
 	MDSTS[nullb]=""
-	for i in $(seq 0 $MAX_DESTS); do
+	for i in $(seq 0 $((MAX_DESTS + want_destripe))); do
 		d=$cfs/iou-bench$i
 		# max_sectors as a real disk's default max_sectors_kb (1280): null_blk's
 		# own (255 sectors) splits anything over 127 KiB, and a split under
@@ -192,9 +223,13 @@ setup_nullb() {
 		for _ in $(seq 50); do [ -b "$d" ] || [ -b "$n" ] && break; sleep 0.1; done
 		[ -b "$d" ] || d=$n
 		[ -b "$d" ] || { why="no /dev/iou-bench$i or $n after configuring null_blk"; return 1; }
-		if [ "$i" = 0 ]; then MSRC[nullb]=$d; else MDSTS[nullb]+=" $d"; fi
+		if [ "$i" = 0 ]; then MSRC[nullb]=$d
+		elif [ "$i" -le $MAX_DESTS ]; then MDSTS[nullb]+=" $d"
+		else MGDST[nullb]=$d; fi
 	done
 	MDIRECT[nullb]=1
+	# no data to fill: null_blk keeps none
+	MMEMBERS[nullb]=${MDSTS[nullb]}
 }
 setup_virtio() {
 	local b serial="" dev="" i
@@ -203,8 +238,8 @@ setup_virtio() {
 		[ "$serial" = iou-scratch ] && dev=/dev/${b##*/}
 	done
 	[ -n "$dev" ] || { why="no virtio scratch disk (serial iou-scratch; VM_SCRATCH_MB)"; return 1; }
-	"$BT" gpt "$dev" $((MAX_DESTS + 1)) "$BYTES" || { why="partitioning $dev failed"; return 1; }
-	for i in $(seq 1 $((MAX_DESTS + 1))); do
+	"$BT" gpt "$dev" $((MAX_DESTS + 1 + want_destripe)) "$BYTES" || { why="partitioning $dev failed"; return 1; }
+	for i in $(seq 1 $((MAX_DESTS + 1 + want_destripe))); do
 		for _ in $(seq 50); do [ -b "$dev$i" ] && break; sleep 0.1; done
 		[ -b "$dev$i" ] || { why="no $dev$i after partitioning"; return 1; }
 	done
@@ -213,6 +248,9 @@ setup_virtio() {
 	MDIRECT[virtio]=1
 	MDSTS[virtio]=""
 	for i in $(seq 2 $((MAX_DESTS + 1))); do MDSTS[virtio]+=" $dev$i"; done
+	[ "$want_destripe" = 1 ] && fill_members virtio ${MDSTS[virtio]} &&
+		MGDST[virtio]=$dev$((MAX_DESTS + 2))
+	return 0
 }
 
 # ---- configurations ----------------------------------------------------------
@@ -222,38 +260,44 @@ configs=()
 declare -A SKIP=()	# set, if empty: set -u
 has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 ndests() { case "$1" in mirror) echo 2 ;; stripe*) echo 4 ;; *) echo 1 ;; esac; }
+# the destripe's sources: its members
+nsrcs() { case "$1" in destripe*) echo $MAX_DESTS ;; *) echo 1 ;; esac; }
 # stripe_unit TRANSFORM BS: stripe, one unit per member per block (bs / 4);
 # stripe-multi, four units per member per block (bs / 16), which the daemon
 # gathers into one write per member (stripe_io = gather: IORING_OP_BPF, or
 # memcpy on uring); stripe-perunit, the same units written one by one
-# (stripe_io = per-unit)
+# (stripe_io = per-unit); destripe* the same layouts read back into one
+# stream
 stripe_unit() {
 	case "$1" in
-	stripe) echo $(($2 / 4)) ;;
-	stripe-multi|stripe-perunit) echo $(($2 / 16)) ;;
+	stripe|destripe) echo $(($2 / 4)) ;;
+	stripe-multi|stripe-perunit|destripe-multi|destripe-perunit) echo $(($2 / 16)) ;;
 	esac
 }
 
 # engine_config FILE ENGINE TRANSFORM MEDIUM BS QD: an iou-offloadd
 # configuration running one pipeline once
 engine_config() {
-	local f=$1 engine=$2 tf=$3 medium=$4 bs=$5 qd=$6 d n
-	local -a dsts=(${MDSTS[$medium]})
-	n=$(ndests "$tf")
+	local f=$1 engine=$2 tf=$3 medium=$4 bs=$5 qd=$6 d
+	local -a srcs=(${MSRC[$medium]}) dsts=(${MDSTS[$medium]})
+	[[ $tf == destripe* ]] && srcs=(${MMEMBERS[$medium]}) dsts=(${MGDST[$medium]})
 	{
 		daemon_section "$WORK/state" "$engine" "$qd" "$bs"
 		echo "direct = $([ "${MDIRECT[$medium]}" = 1 ] && echo yes || echo no)"
 		# one checkpoint at the end: the baselines do not flush either
 		echo "checkpoint_interval = $((BYTES >> 20))M"
-		[[ $tf == stripe* ]] && echo "stripe_unit = $(stripe_unit "$tf" "$bs")"
+		[[ $tf == *stripe* ]] && echo "stripe_unit = $(stripe_unit "$tf" "$bs")"
 		echo
 		echo "[pipeline bench]"
-		echo "transform = ${tf%-*}"
-		[ "$tf" = stripe-multi ] && echo "stripe_io = gather"
-		[ "$tf" = stripe-perunit ] && echo "stripe_io = per-unit"
-		echo "source = ${MSRC[$medium]}"
+		case "$tf" in
+		destripe*) echo "transform = gather"; echo "gather = destripe" ;;
+		*) echo "transform = ${tf%-*}" ;;
+		esac
+		[[ $tf == *-multi ]] && echo "stripe_io = gather"
+		[[ $tf == *-perunit ]] && echo "stripe_io = per-unit"
+		for d in "${srcs[@]:0:$(nsrcs "$tf")}"; do echo "source = $d"; done
 		echo "length = $LEN"
-		for d in "${dsts[@]:0:$n}"; do echo "destination = $d"; done
+		for d in "${dsts[@]:0:$(ndests "$tf")}"; do echo "destination = $d"; done
 	} > "$f"
 }
 
@@ -311,6 +355,10 @@ if has_tool engines && [ ${#media[@]} -gt 0 ]; then
 		fi
 		for tf in $BENCH_TRANSFORMS; do
 			for m in "${media[@]}"; do
+				if [[ $tf == destripe* ]] && [ -z "${MGDST[$m]:-}" ]; then
+					SKIP["iou-offloadd $e $tf $m"]=${MGWHY[$m]:-"no destination for the destripe"}
+					continue
+				fi
 				for bs in "${bss[@]}"; do
 					for qd in $BENCH_ENGINE_QD; do configs+=("iou-offloadd|$e|$tf|$m|$bs|$qd"); done
 				done
@@ -341,7 +389,7 @@ prepare_and_command() {
 		dsts=(${MDSTS[$medium]})
 		src=${MSRC[$medium]}
 		# files start empty every run; block devices are overwritten in place
-		[ "$medium" = tmpfs ] && rm -f "${dsts[@]}"
+		[ "$medium" = tmpfs ] && rm -f "${dsts[@]}" ${MGDST[$medium]:-}
 	fi
 	case "$tool" in
 	memcpy) CMD=("$BT" memcpy --block "$bs" --total "$LEN") ;;
@@ -378,7 +426,7 @@ prepare_and_command() {
 	# memory either way.
 	if [ "$mode" = guest ] && [ "$medium" != tmpfs ] && [ "$medium" != memory ]; then
 		sync
-		blockdev --flushbufs "${MSRC[$medium]}" ${MDSTS[$medium]}
+		blockdev --flushbufs "${MSRC[$medium]}" ${MDSTS[$medium]} ${MGDST[$medium]:-}
 	fi
 }
 
@@ -391,7 +439,7 @@ verify() {
 	fio) verdict="ran (fio writes its own data)"; return 0 ;;
 	esac
 	[ "$medium" = nullb ] && { verdict="ran (null_blk keeps no data)"; return 0; }
-	if [[ $tf == stripe* ]]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
+	if [[ $tf == *stripe* ]]; then verdict="ran (stripe layout checked by the daemon's own tests)"; return 0; fi
 	local -a dsts=(${MDSTS[$medium]})
 	n=$(ndests "$tf")
 	src=${MSRC[$medium]}

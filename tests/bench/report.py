@@ -31,7 +31,8 @@ import sys
 GIB = float(1 << 30)
 MIB = float(1 << 20)
 MEDIA = ["memory", "tmpfs", "brd", "nullb", "virtio"]
-TRANSFORMS = ["copy", "mirror", "stripe", "stripe-multi", "stripe-perunit", "gather"]
+TRANSFORMS = ["copy", "mirror", "stripe", "stripe-multi", "stripe-perunit", "destripe", "destripe-multi",
+              "destripe-perunit", "gather"]
 MOVERS = ["memcpy", "memcpy-vec", "dd", "cp", "fio", "iou-offloadd uring", "iou-offloadd bpf", "iou-offloadd loop"]
 
 
@@ -451,20 +452,21 @@ def targets(groups, kfunc_json, dur, cpu):
                         if not g:
                             continue
                         r = g["mib_s"]["median"] / u["mib_s"]["median"]
-                        goal = 1.3 if tf == "stripe-multi" and e == "bpf" else 1.0
+                        goal = 1.3 if tf.endswith("stripe-multi") and e == "bpf" else 1.0
                         what = ("the gather by IORING_OP_BPF vs in userspace" if goal == 1.3 else "the offload never loses")
                         add(f"{where} qd {qd}: {e} / uring MiB/s on {tf} >= {goal} ({what})",
                             f"{r:.2f} ({g['mib_s']['median']:.0f} / {u['mib_s']['median']:.0f})", r >= goal,
                             f"{e}: {counts_of(g)}; uring: {counts_of(u)}")
-                    # the two ways of a multi-unit stripe, per engine: the default follows the faster
-                    if tf == "stripe-perunit":
+                    # the two ways of a multi-unit (de)stripe, per engine: the default follows the faster
+                    if tf.endswith("stripe-perunit"):
+                        way = tf[:-len("-perunit")]
                         for e in ["uring", "bpf", "loop"]:
                             pu, ga = (next((x for x in eng if x["mover"] == f"iou-offloadd {e}"
                                             and x["transform"] == t and x["qd"] == qd and "mib_s" in x), None)
-                                      for t in ["stripe-perunit", "stripe-multi"])
+                                      for t in [tf, way + "-multi"])
                             if pu and ga:
                                 r = pu["mib_s"]["median"] / ga["mib_s"]["median"]
-                                add(f"{where} qd {qd}: {e}: per-unit writes / gather MiB/s on the multi-unit stripe",
+                                add(f"{where} qd {qd}: {e}: per-unit I/O / gather MiB/s on the multi-unit {way}",
                                     f"{r:.2f} ({pu['mib_s']['median']:.0f} / {ga['mib_s']['median']:.0f})", None,
                                     f"per-unit: {counts_of(pu)}; gather: {counts_of(ga)}")
                     lp = next((x for x in eng if x["mover"] == "iou-offloadd loop" and x["transform"] == tf

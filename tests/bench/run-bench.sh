@@ -81,15 +81,17 @@ if [ "$what" = all ]; then
 	export TIMEOUT=${TIMEOUT:-3600}
 	# brd keeps what is written in guest RAM: the source and up to four
 	# destinations of BENCH_MB (copy, mirror and dd/cp/fio write ram1 and
-	# ram2 whole, stripe a quarter of ram1..4), plus the page cache of cp
-	# and of the checks: 4 x BENCH_MB + 2 GiB, at least 4G
+	# ram2 whole, stripe a quarter of ram1..4), the destripe's destination
+	# (ram5, whole), plus the page cache of cp and of the checks:
+	# 5 x BENCH_MB + 2 GiB, at least 4G
 	mem_mb=4096
-	[[ " $BENCH_MEDIA " == *" brd "* ]] && [ $((4 * BENCH_MB + 2048)) -gt $mem_mb ] && mem_mb=$((4 * BENCH_MB + 2048))
+	[[ " $BENCH_MEDIA " == *" brd "* ]] && [ $((5 * BENCH_MB + 2048)) -gt $mem_mb ] && mem_mb=$((5 * BENCH_MB + 2048))
 	export VM_MEM=${VM_MEM:-${mem_mb}M}
 	export VM_CPU=$BENCH_CPU
-	# a source and 4 destinations of BENCH_MB each, as partitions and ram disks
-	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((5 * BENCH_MB + 8))}
-	append+=" brd.rd_nr=5 brd.rd_size=$((BENCH_MB * 1024))"
+	# a source, 4 destinations and the destripe's destination of BENCH_MB
+	# each, as partitions and ram disks
+	export VM_SCRATCH_MB=${VM_SCRATCH_MB:-$((6 * BENCH_MB + 8))}
+	append+=" brd.rd_nr=6 brd.rd_size=$((BENCH_MB * 1024))"
 	append+=" iou.bench_mb=$BENCH_MB iou.bench_runs=$BENCH_RUNS iou.suite_timeout=$((TIMEOUT - 120))"
 	append+=" iou.bench_media=$(tr ' ' , <<<"$BENCH_MEDIA")"
 	for k in BS QD ENGINE_QD TOOLS ENGINES TRANSFORMS MEMCPY_MB MOVSB; do
