@@ -95,7 +95,7 @@ bench-durability: daemon ## host: what checkpoints cost (default vs checkpoint_i
 bench-scale: image ## time and CPU per GiB at 1, 4, 16 GiB and 1, 2, 4 pipelines per engine (guest); prints the table
 	@tests/bench/run-bench.sh scale
 
-bench-profile: image ## perf record of the engines on stripe and copy (tmpfs, or brd with PROFILE_MEDIA=brd), or of their start-up with PROFILE_TRANSFORMS=startup (a copy) or startup-gather (a gathered stripe: the BPF loads) (guest; builds perf from the kernel tree)
+bench-profile: image ## perf record of the engines on stripe and copy (also stripe-multi, destripe-multi: the gathers; tmpfs, or brd with PROFILE_MEDIA=brd), or of their start-up with PROFILE_TRANSFORMS=startup (a copy) or startup-gather (a gathered stripe: the BPF loads) (guest; builds perf from the kernel tree)
 	@tests/bench/run-bench.sh profile
 
 bench-ublk: image ## ublk linear/stripe/mirror (bpf and uring engines, stripe gather vs per-unit) against dm-linear/stripe/raid1 on the same ram disks: IOPS at 4K qd1/qd32, MiB/s at 1M, CPU per I/O; table, JSON, plot (guest)

@@ -2,7 +2,11 @@
 # Where the CPU goes (issue 8: "where a target is missed, profile it"): guest
 # suite bench-profile (manual; `make bench-profile` selects it).
 #
-# For each transform (stripe, copy) and engine (uring, bpf, loop), alternating:
+# For each transform (stripe, copy; also stripe-multi, whose four units per
+# member and block the engine gathers, stripe_unit = block / 16 and
+# stripe_io = gather, and destripe-multi, the same layout read back from the
+# four members into one destination of its own) and engine (uring, bpf,
+# loop), alternating:
 # iou-offloadd --once moves PROFILE_MB on PROFILE_MEDIA (tmpfs, or brd: ram
 # disks with O_DIRECT, which never punt to io-wq) while `perf record -a -e
 # cpu-clock` samples both CPUs (the daemon's threads, its io-wq workers, and
@@ -28,7 +32,7 @@
 # PROFILE_MB (256), PROFILE_BS (1M), PROFILE_QD (32), PROFILE_ENGINES
 # ("uring bpf loop"), PROFILE_TRANSFORMS ("stripe copy"; add "startup"),
 # PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10), PROFILE_MEDIA (tmpfs; brd
-# needs /dev/ram0..4 of PROFILE_MB, which run-bench.sh boots with),
+# needs /dev/ram0..5 of PROFILE_MB, which run-bench.sh boots with),
 # PROFILE_CALLGRAPH (unset; 1: record call chains and print the callers of
 # the symbols over 5 % of the daemon's samples).
 set -u
@@ -59,41 +63,61 @@ echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 [ -w /proc/sys/net/core/bpf_jit_kallsyms ] && echo 1 > /proc/sys/net/core/bpf_jit_kallsyms
 
 mkdir -p "$WORK/tmpfs"
-mount -t tmpfs -o size=$((6 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || skip_all "cannot mount tmpfs"
+mount -t tmpfs -o size=$((8 * PROFILE_MB + 16))m iou-profile "$WORK/tmpfs" || skip_all "cannot mount tmpfs"
 trap 'umount "$WORK/tmpfs" 2>/dev/null' EXIT
 D=$WORK/tmpfs
 "$BT" fill "$D/src" $((PROFILE_MB << 20)) || skip_all "filling the source failed"
 # the medium of the stripe and copy runs
 SRC=$D/src DSTS=() DIRECT=no
 case $PROFILE_MEDIA in
-tmpfs)	for i in 1 2 3 4; do DSTS+=("$D/dst$i"); done ;;
-brd)	for i in 0 1 2 3 4; do
+tmpfs)	for i in 1 2 3 4; do DSTS+=("$D/dst$i"); done
+	GDST=$D/gathered ;;
+brd)	for i in 0 1 2 3 4 5; do
 		# not $n: that is tap.sh's test count
 		have=$(blockdev --getsize64 /dev/ram$i 2>/dev/null || echo 0)
 		[ "$have" -ge $((PROFILE_MB << 20)) ] ||
-			skip_all "/dev/ram$i has $have bytes, needs $((PROFILE_MB << 20)) (run-bench.sh boots with brd.rd_nr=5 brd.rd_size=PROFILE_MB in KiB)"
+			skip_all "/dev/ram$i has $have bytes, needs $((PROFILE_MB << 20)) (run-bench.sh boots with brd.rd_nr=6 brd.rd_size=PROFILE_MB in KiB)"
 	done
 	"$BT" fill /dev/ram0 $((PROFILE_MB << 20)) || skip_all "filling /dev/ram0 failed"
-	SRC=/dev/ram0 DSTS=(/dev/ram1 /dev/ram2 /dev/ram3 /dev/ram4) DIRECT=yes ;;
+	SRC=/dev/ram0 DSTS=(/dev/ram1 /dev/ram2 /dev/ram3 /dev/ram4) GDST=/dev/ram5 DIRECT=yes ;;
 *)	skip_all "PROFILE_MEDIA: $PROFILE_MEDIA: give tmpfs or brd" ;;
 esac
+# the destripe's members: each its share of the stream, written once
+MEMBERS=()
+if [[ " $PROFILE_TRANSFORMS " == *" destripe-multi "* ]]; then
+	for i in 0 1 2 3; do
+		[ "$PROFILE_MEDIA" = tmpfs ] && MEMBERS+=("$D/member$i") || MEMBERS+=("${DSTS[$i]}")
+		"$BT" fill "${MEMBERS[$i]}" $((PROFILE_MB << 18)) || skip_all "filling ${MEMBERS[$i]} failed"
+	done
+fi
 accel=$("$BT" accel)
 echo "# profile: accelerator $accel, kernel $(uname -r), $("$PERF" version), cpu-clock at $PROFILE_FREQ Hz on all CPUs"
 echo "# $PROFILE_MB MiB on $PROFILE_MEDIA (direct = $DIRECT), block_size $PROFILE_BS, queue_depth $PROFILE_QD"
 
 config() {	# FILE ENGINE TRANSFORM
-	local nd=1 i
-	[ "$3" = stripe ] && nd=4
+	local i bs
+	local -a srcs=("$SRC") dsts=("${DSTS[0]}")
+	bs=$(size_bytes "$PROFILE_BS")
+	case "$3" in
+	stripe*) dsts=("${DSTS[@]}") ;;
+	destripe*) srcs=("${MEMBERS[@]}") dsts=("$GDST") ;;
+	esac
 	{
 		daemon_section "$WORK/state" "$2" "$PROFILE_QD" "$PROFILE_BS"
 		echo "checkpoint_interval = ${PROFILE_MB}M"
 		echo "direct = $DIRECT"
-		[ "$3" = stripe ] && echo "stripe_unit = 256K"
+		case "$3" in
+		stripe) echo "stripe_unit = $((bs / 4))" ;;
+		*-multi) echo "stripe_unit = $((bs / 16))"; echo "stripe_io = gather" ;;
+		esac
 		echo "[pipeline prof]"
-		echo "transform = $3"
-		echo "source = $SRC"
+		case "$3" in
+		destripe*) echo "transform = gather"; echo "gather = destripe" ;;
+		*) echo "transform = ${3%-multi}" ;;
+		esac
+		for i in "${srcs[@]}"; do echo "source = $i"; done
 		echo "length = ${PROFILE_MB}M"
-		for i in $(seq 0 $((nd - 1))); do echo "destination = ${DSTS[$i]}"; done
+		for i in "${dsts[@]}"; do echo "destination = $i"; done
 	} > "$1"
 }
 
@@ -190,7 +214,7 @@ for tf in $PROFILE_TRANSFORMS; do
 		fi
 		tag=$tf-$e
 		config "$WORK/$tag.conf" "$e" "$tf"
-		rm -rf "$WORK/state"/* "$D"/dst*
+		rm -rf "$WORK/state"/* "$D"/dst* "$D"/gathered
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
 		data=$WORK/data/$tag.data

@@ -120,8 +120,9 @@ elif [ "$what" = profile ]; then
 	export VM_MEM=${VM_MEM:-3G}
 	export VM_CPU=$BENCH_CPU
 	export GUEST_TESTS=bench-profile
-	# a source and four destinations of PROFILE_MB (profile.sh)
-	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && append+=" brd.rd_nr=5 brd.rd_size=$((${PROFILE_MB:-256} * 1024))"
+	# a source, four destinations and the destripe's destination of
+	# PROFILE_MB (profile.sh)
+	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && append+=" brd.rd_nr=6 brd.rd_size=$((${PROFILE_MB:-256} * 1024))"
 	for k in MB BS QD ENGINES TRANSFORMS FREQ STARTUP_RUNS MEDIA CALLGRAPH; do
 		v=$(eval echo "\${PROFILE_$k:-}")
 		[ -n "$v" ] && append+=" iou.profile_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
