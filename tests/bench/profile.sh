@@ -130,13 +130,13 @@ config() {	# FILE ENGINE TRANSFORM
 top() { grep -v '^#' "$1" | grep -v '^[[:space:]]*$' | head -"$2"; }
 
 # the perf reports of DATA for TAG: by command, and by symbol without idle
-reports() {	# DATA TAG
-	local comms
-	"$PERF" report -i "$1" --stdio --no-children --sort comm --percent-limit 0.5 \
+reports() {	# DATA TAG; sets comms, the commands that did the work
+	# flat (-g none: a call-graph recording would print its chains in these)
+	"$PERF" report -i "$1" --stdio --no-children -g none --sort comm --percent-limit 0.5 \
 		> "$OUT/$2-comm.txt" 2>/dev/null
 	# idle CPUs (swapper) out: what is left is the work of moving the data
-	comms=$(top "$OUT/$2-comm.txt" 40 | awk '$2 != "swapper" { print $2 }' | paste -sd, -)
-	"$PERF" report -i "$1" --stdio --no-children --sort dso,sym --percent-limit 0.3 --percentage relative \
+	comms=$(top "$OUT/$2-comm.txt" 40 | awk '$1 ~ /%$/ && $2 != "swapper" { print $2 }' | paste -sd, -)
+	"$PERF" report -i "$1" --stdio --no-children -g none --sort dso,sym --percent-limit 0.3 --percentage relative \
 		${comms:+--comms "$comms"} > "$OUT/$2-sym.txt" 2>/dev/null
 }
 
@@ -253,7 +253,7 @@ for tf in $PROFILE_TRANSFORMS; do
 			if [ -n "${PROFILE_CALLGRAPH:-}" ]; then
 				echo "-- who calls the symbols over 5 %:"
 				"$PERF" report -i "$data" --stdio --no-children --sort sym --percent-limit 5 \
-					-g caller,2,callee --comms iou-offloadd 2>/dev/null | top /dev/stdin 80
+					-g caller,2,callee --comms "$comms" 2>/dev/null | top /dev/stdin 120
 			fi
 			echo
 		} >> "$OUT/summary.txt"
