@@ -5,8 +5,7 @@
  * libbpf reads /sys/kernel/btf/vmlinux again for every object it loads,
  * and sysfs hands it out 4 KiB per read(): 1339 reads for this host's
  * 5.4 MB, about 40% of the time libbpf takes to have it parsed; the parse
- * is the rest. The daemon reads it once, whole, from the kernel's BTF
- * object (BPF_OBJ_GET_INFO_BY_FD), and links a copy of libbpf.a in which
+ * is the rest. The daemon links a copy of libbpf.a in which
  * btf__load_vmlinux_btf() and btf__free() are weak (libbpf-iou.sh): the
  * first below hands every load the one parse, which libbpf only reads, and
  * the second keeps it when libbpf frees it after each load.
@@ -23,7 +22,6 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 
 #include "bpf_btf.h"
@@ -79,54 +77,6 @@ out:
 	return ret;
 }
 
-/*
- * The kernel's BTF object hands the same bytes out in one copy to
- * userspace (BPF_OBJ_GET_INFO_BY_FD), where sysfs through sendfile() makes
- * three and fills a memfd on the way (under TCG those shmem writes took
- * 0.006 to 0.17 s of a one-shot run, by perf). Needs CAP_SYS_ADMIN, which
- * loading the programs needs anyway: 0 or -errno.
- */
-static int read_by_btf_info(void)
-{
-	uint32_t id = 0;
-
-	for (;;) {
-		struct bpf_btf_info info = { 0 };
-		uint32_t info_len = sizeof(info);
-		char name[64] = "";	/* a module's name fits: MODULE_NAME_LEN */
-		int fd, ret;
-
-		if (bpf_btf_get_next_id(id, &id))
-			return -errno;
-		fd = bpf_btf_get_fd_by_id(id);
-		if (fd < 0) {
-			if (errno == ENOENT)	/* unloaded meanwhile */
-				continue;
-			return -errno;
-		}
-		info.name = (uintptr_t)name;
-		info.name_len = sizeof(name);
-		ret = bpf_btf_get_info_by_fd(fd, &info, &info_len) ? -errno : 0;
-		if (ret || !info.kernel_btf || strcmp(name, "vmlinux")) {
-			close(fd);
-			if (ret)
-				return ret;
-			continue;
-		}
-		raw_len = info.btf_size;
-		raw = malloc(raw_len + 1);
-		memset(&info, 0, sizeof(info));
-		info.btf = (uintptr_t)raw;
-		info.btf_size = raw_len;
-		info_len = sizeof(info);
-		ret = !raw ? -ENOMEM :
-		      bpf_btf_get_info_by_fd(fd, &info, &info_len) ? -errno :
-		      info.btf_size != raw_len ? -EAGAIN : 0;
-		close(fd);
-		return ret;
-	}
-}
-
 /* the same with read(), where sendfile() from sysfs is refused: 0 or -errno */
 static int read_by_pages(int fd)
 {
@@ -158,13 +108,6 @@ static int kernel_btf_read(void)
 
 	if (raw || parsed)
 		return 0;
-	ret = read_by_btf_info();
-	if (!ret)
-		goto done;
-	log_debug("the kernel's BTF object: %s; reading %s", strerror(-ret), VMLINUX_BTF);
-	free(raw);
-	raw = NULL;
-	raw_len = 0;
 	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -178,7 +121,6 @@ static int kernel_btf_read(void)
 		ret = lseek(fd, 0, SEEK_SET) < 0 ? -errno : read_by_pages(fd);
 	}
 	close(fd);
-done:
 	if (!ret && raw_len < sizeof(struct btf_header))
 		ret = -EPROTO;
 	if (ret) {
