@@ -34,7 +34,7 @@
 # PROFILE_FREQ (499), PROFILE_STARTUP_RUNS (10), PROFILE_MEDIA (tmpfs; brd
 # needs /dev/ram0..5 of PROFILE_MB, which run-bench.sh boots with),
 # PROFILE_CALLGRAPH (unset; 1: record call chains and print the callers of
-# the symbols over 5 % of the daemon's samples).
+# the symbols over 5 % of the samples of the commands that did the work).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
