@@ -117,11 +117,15 @@ elif [ "$what" = scale ]; then
 	mode=test
 elif [ "$what" = profile ]; then
 	export TIMEOUT=${TIMEOUT:-1800}
-	export VM_MEM=${VM_MEM:-3G}
+	# a source, four destinations and the destripe's destination of
+	# PROFILE_MB (profile.sh), each written whole on brd, beside tmpfs's
+	# source: 7 x PROFILE_MB + 1 GiB, at least 3G
+	mem_mb=3072
+	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && [ $((7 * ${PROFILE_MB:-256} + 1024)) -gt $mem_mb ] &&
+		mem_mb=$((7 * ${PROFILE_MB:-256} + 1024))
+	export VM_MEM=${VM_MEM:-${mem_mb}M}
 	export VM_CPU=$BENCH_CPU
 	export GUEST_TESTS=bench-profile
-	# a source, four destinations and the destripe's destination of
-	# PROFILE_MB (profile.sh)
 	[ "${PROFILE_MEDIA:-tmpfs}" = brd ] && append+=" brd.rd_nr=6 brd.rd_size=$((${PROFILE_MB:-256} * 1024))"
 	for k in MB BS QD ENGINES TRANSFORMS FREQ STARTUP_RUNS MEDIA CALLGRAPH; do
 		v=$(eval echo "\${PROFILE_$k:-}")
