@@ -262,18 +262,6 @@ has_tool() { [[ " $BENCH_TOOLS " == *" $1 "* ]]; }
 ndests() { case "$1" in mirror) echo 2 ;; stripe*) echo 4 ;; *) echo 1 ;; esac; }
 # the destripe's sources: its members
 nsrcs() { case "$1" in destripe*) echo $MAX_DESTS ;; *) echo 1 ;; esac; }
-# stripe_unit TRANSFORM BS: stripe, one unit per member per block (bs / 4);
-# stripe-multi, four units per member per block (bs / 16), which the daemon
-# gathers into one write per member (stripe_io = gather: IORING_OP_BPF, or
-# memcpy on uring); stripe-perunit, the same units written one by one
-# (stripe_io = per-unit); destripe* the same layouts read back into one
-# stream
-stripe_unit() {
-	case "$1" in
-	stripe|destripe) echo $(($2 / 4)) ;;
-	stripe-multi|stripe-perunit|destripe-multi|destripe-perunit) echo $(($2 / 16)) ;;
-	esac
-}
 
 # engine_config FILE ENGINE TRANSFORM MEDIUM BS QD: an iou-offloadd
 # configuration running one pipeline once
@@ -289,12 +277,7 @@ engine_config() {
 		[[ $tf == *stripe* ]] && echo "stripe_unit = $(stripe_unit "$tf" "$bs")"
 		echo
 		echo "[pipeline bench]"
-		case "$tf" in
-		destripe*) echo "transform = gather"; echo "gather = destripe" ;;
-		*) echo "transform = ${tf%-*}" ;;
-		esac
-		[[ $tf == *-multi ]] && echo "stripe_io = gather"
-		[[ $tf == *-perunit ]] && echo "stripe_io = per-unit"
+		transform_keys "$tf"
 		for d in "${srcs[@]:0:$(nsrcs "$tf")}"; do echo "source = $d"; done
 		echo "length = $LEN"
 		for d in "${dsts[@]:0:$(ndests "$tf")}"; do echo "destination = $d"; done

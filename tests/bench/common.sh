@@ -34,6 +34,31 @@ daemon_section() {
 	echo "block_size = $4"
 }
 
+# The benchmarks' transforms: copy, mirror, stripe (one unit per member and
+# block: nothing to shuffle), stripe-multi and stripe-perunit (four units per
+# member and block, gathered into one write per member or written one by
+# one), and destripe, destripe-multi, destripe-perunit: the same layouts read
+# back from the members into one stream.
+# stripe_unit TRANSFORM BS: its stripe_unit, or nothing
+stripe_unit() {
+	case "$1" in
+	stripe|destripe) echo $(($2 / 4)) ;;
+	*-multi|*-perunit) echo $(($2 / 16)) ;;
+	esac
+}
+
+# transform_keys TRANSFORM: its [pipeline] keys (transform, gather, stripe_io)
+transform_keys() {
+	case "$1" in
+	destripe*) echo "transform = gather"; echo "gather = destripe" ;;
+	*) echo "transform = ${1%-*}" ;;
+	esac
+	case "$1" in
+	*-multi) echo "stripe_io = gather" ;;
+	*-perunit) echo "stripe_io = per-unit" ;;
+	esac
+}
+
 # size_bytes SIZE: 64K, 1M, 16G (or GiB, MB, ...) in bytes
 size_bytes() {
 	local v=${1%B}; v=${v%i}

@@ -99,9 +99,8 @@ echo "# profile: accelerator $accel, kernel $(uname -r), $("$PERF" version), cpu
 echo "# $PROFILE_MB MiB on $PROFILE_MEDIA (direct = $DIRECT), block_size $PROFILE_BS, queue_depth $PROFILE_QD"
 
 config() {	# FILE ENGINE TRANSFORM
-	local i bs
+	local i
 	local -a srcs=("$SRC") dsts=("${DSTS[0]}")
-	bs=$(size_bytes "$PROFILE_BS")
 	case "$3" in
 	stripe*) dsts=("${DSTS[@]}") ;;
 	destripe*) srcs=("${MEMBERS[@]}") dsts=("$GDST") ;;
@@ -110,16 +109,9 @@ config() {	# FILE ENGINE TRANSFORM
 		daemon_section "$WORK/state" "$2" "$PROFILE_QD" "$PROFILE_BS"
 		echo "checkpoint_interval = ${PROFILE_MB}M"
 		echo "direct = $DIRECT"
-		case "$3" in
-		stripe) echo "stripe_unit = $((bs / 4))" ;;
-		*-multi) echo "stripe_unit = $((bs / 16))" ;;
-		esac
+		[[ $3 == *stripe* ]] && echo "stripe_unit = $(stripe_unit "$3" "$(size_bytes "$PROFILE_BS")")"
 		echo "[pipeline prof]"
-		[[ $3 == *-multi ]] && echo "stripe_io = gather"
-		case "$3" in
-		destripe*) echo "transform = gather"; echo "gather = destripe" ;;
-		*) echo "transform = ${3%-multi}" ;;
-		esac
+		transform_keys "$3"
 		for i in "${srcs[@]}"; do echo "source = $i"; done
 		echo "length = ${PROFILE_MB}M"
 		for i in "${dsts[@]}"; do echo "destination = $i"; done
@@ -159,9 +151,8 @@ startup() {	# ENGINE TF
 		daemon_section "$WORK/state" "$e" "$PROFILE_QD" "$PROFILE_BS"
 		echo "[pipeline once]"
 		if [ "$tf" = startup-gather ]; then
-			echo "transform = stripe"
-			echo "stripe_unit = $(($(size_bytes "$PROFILE_BS") / 16))"
-			echo "stripe_io = gather"
+			transform_keys stripe-multi
+			echo "stripe_unit = $(stripe_unit stripe-multi "$(size_bytes "$PROFILE_BS")")"
 		else
 			echo "transform = copy"
 		fi
