@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "reload.h"
 #include "status.h"
 
 #define TICK_MS		500
@@ -241,11 +242,23 @@ static void daemon_probe(struct daemon *d, const struct daemon_config *cfg)
 
 /* ---- reload ---- */
 
+/* the reload's answer for `iou-offloadd reload` (reload.h); @why "" if all of it took */
+static void daemon_reload_answer(struct daemon *d, const char *why)
+{
+	int ret = reload_answer_write(d->cfg.runtime_dir, getpid(), ++d->reloads, why);
+
+	if (ret)
+		log_warning("cannot write the reload's answer in %s: %s", d->cfg.runtime_dir,
+			    strerror(-ret));
+	notify_ready();
+}
+
 static void daemon_reload(struct daemon *d)
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config next;
-	char why[1024];
+	char why[1024], refused[4096] = "";
+	size_t off;
 	int ret;
 
 	notify_reloading();
@@ -255,9 +268,12 @@ static void daemon_reload(struct daemon *d)
 		print_config_errors(&errs);
 		log_err("reload rejected: %s has %d error(s); keeping the running configuration",
 			d->opts.config_path, errs.nr);
+		snprintf(refused, sizeof(refused), "%s has %d error(s), the running configuration "
+			 "is kept: %s", d->opts.config_path, errs.nr,
+			 errs.nr ? errs.msgs[0] : "cannot be read");
 		config_errors_free(&errs);
 		config_free(&next);
-		notify_ready();
+		daemon_reload_answer(d, refused);
 		return;
 	}
 	config_errors_free(&errs);
@@ -289,6 +305,9 @@ static void daemon_reload(struct daemon *d)
 		if (worker_conflict(&d->workers, pc, why, sizeof(why))) {
 			log_err("pipeline %s: not started: %s (still running under the previous "
 				"configuration); reload again once it has stopped", pc->name, why);
+			off = strlen(refused);
+			snprintf(refused + off, sizeof(refused) - off, "%spipeline %s: not started: %s",
+				 off ? "; " : "", pc->name, why);
 			continue;
 		}
 		if (w) {
@@ -310,10 +329,12 @@ static void daemon_reload(struct daemon *d)
 	d->cfg = next;
 	for (struct worker *w = d->workers.list; w; w = w->next)
 		w->env.state_dir = d->cfg.state_dir;
-	devices_reload(&d->devices, &d->cfg);
-	log_notice("reloaded %s: %d pipeline(s), %d device(s)", d->opts.config_path,
-		   d->cfg.nr_pipelines, d->cfg.nr_devices);
-	notify_ready();
+	off = strlen(refused);
+	devices_reload(&d->devices, &d->cfg, refused + off, sizeof(refused) - off);
+	log_notice("reloaded %s: %d pipeline(s), %d device(s)%s", d->opts.config_path,
+		   d->cfg.nr_pipelines, d->cfg.nr_devices, refused[0] ? "; not all of it "
+		   "took (above)" : "");
+	daemon_reload_answer(d, refused);
 }
 
 /* ---- main loop ---- */

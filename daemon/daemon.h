@@ -46,6 +46,7 @@ struct daemon {
 	uint64_t watchdog_usec;
 	uint64_t started;		/* unix seconds */
 	uint64_t last_watchdog_ns;
+	uint64_t reloads;		/* SIGHUPs handled: the reload answer's seq */
 	char status_path[4200];
 	bool stopping;
 	bool tty;			/* stderr is a terminal: --once draws a progress line */

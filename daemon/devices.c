@@ -3,15 +3,22 @@
  * The daemon's devices: start them with the daemon, stop them at its end,
  * follow reloads (a changed device is stopped and started again: ublk has
  * no way to change a live device's layout), and count their I/O for status.
+ * A device something holds (mounted, a dm/md/LVM member) is never stopped:
+ * a reload that would is refused for it (EBUSY, as dmsetup remove refuses
+ * an open device), and at the daemon's end it is handed over to the next
+ * daemon instead of deleted.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "devices.h"
 #include "log.h"
+#include "ublk_member.h"
+#include "ublk_recover.h"
 
 /* IORING_OP_BPF for the stripe gather: asked for, or auto on a kernel that has it */
 static int engine_pick(const struct device_config *dc, bool bpf_ok, bool *use_bpf)
@@ -57,31 +64,51 @@ static struct device_run *device_run_start(const struct device_config *dc,
 	return r;
 }
 
-static void device_run_free(struct device_run *r)
+/* stop and delete: -EBUSY (and nothing done) while something holds the device */
+static int device_run_stop(struct device_run *r)
 {
-	if (r->dev) {
-		log_notice("device %s: stopping %s (in-flight I/O drains first)", r->name,
-			   r->dev->path);
-		ublk_dev_stop(r->dev);
-		log_notice("device %s: stopped and deleted", r->name);
+	int claim;
+
+	if (!r->dev)
+		return 0;
+	claim = ublk_dev_claim(r->dev);
+	if (claim == -EBUSY)
+		return claim;
+	log_notice("device %s: stopping %s (in-flight I/O drains first)", r->name,
+		   r->dev->path);
+	ublk_dev_stop(r->dev, claim);
+	r->dev = NULL;
+	log_notice("device %s: stopped and deleted", r->name);
+	return 0;
+}
+
+/* the daemon's end: delete the device, or hand it over if something holds it */
+static void device_run_end(struct device_run *r)
+{
+	if (device_run_stop(r)) {
+		log_notice("device %s: %s is in use (mounted, or held open exclusively): handed "
+			   "over, not deleted; its I/O waits for the next iou-offloadd, which "
+			   "takes it over", r->name, r->dev->path);
+		ublk_dev_handover(r->dev);
 	}
 	free(r);
 }
 
-static void devices_add(struct device_set *s, const struct device_config *dc)
+static struct device_run *devices_add(struct device_set *s, const struct device_config *dc)
 {
 	struct device_run *r = device_run_start(dc, s), **tail = &s->list;
 
 	if (!r) {
 		log_err("device %s: out of memory", dc->name);
 		s->failures++;
-		return;
+		return NULL;
 	}
 	if (!r->dev)
 		s->failures++;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = r;
+	return r;
 }
 
 void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok)
@@ -93,31 +120,64 @@ void devices_start(struct device_set *s, const struct daemon_config *cfg, bool b
 		devices_add(s, &cfg->devices[i]);
 }
 
-void devices_reload(struct device_set *s, const struct daemon_config *next)
+/* what a reload could not do, for the reload's answer: one "; "-separated line */
+static void reload_problem(char *msg, size_t len, const char *fmt, const char *name,
+			   const char *why)
+{
+	size_t off = strlen(msg);
+
+	if (off < len)
+		snprintf(msg + off, len - off, fmt, off ? "; " : "", name, why);
+}
+
+int devices_reload(struct device_set *s, const struct daemon_config *next, char *msg,
+		   size_t len)
 {
 	struct device_run **p = &s->list;
+	int problems = 0;
 
 	while (*p) {
 		struct device_run *r = *p;
 		const struct device_config *dc = config_find_device(next, r->name);
 
 		if (dc && r->dev && device_config_same(&r->dev->cfg, dc)) {
+			r->why[0] = '\0';
+			p = &r->next;
+			continue;
+		}
+		if (device_run_stop(r)) {
+			snprintf(r->why, sizeof(r->why), "%s is in use (mounted, or held open "
+				 "exclusively): its %s refused (EBUSY); it runs as before until it "
+				 "is released and the daemon reloaded", r->dev->path,
+				 dc ? "change is" : "removal is");
+			log_err("device %s: %s the configuration, but %s", r->name,
+				dc ? "changed in" : "removed from", r->why);
+			reload_problem(msg, len, "%sdevice %s: %s", r->name, r->why);
+			problems++;
 			p = &r->next;
 			continue;
 		}
 		log_notice("device %s: %s the configuration", r->name,
 			   dc ? "changed in" : "removed from");
 		*p = r->next;
-		device_run_free(r);
+		free(r);
 	}
 	for (int i = 0; i < next->nr_devices; i++) {
+		struct device_run *r;
 		bool have = false;
 
-		for (struct device_run *r = s->list; r; r = r->next)
+		for (r = s->list; r; r = r->next)
 			have |= !strcmp(r->name, next->devices[i].name);
-		if (!have)
-			devices_add(s, &next->devices[i]);
+		if (have)
+			continue;
+		r = devices_add(s, &next->devices[i]);
+		if (!r || !r->dev) {
+			reload_problem(msg, len, "%sdevice %s: not started: %s",
+				       next->devices[i].name, r ? r->why : "out of memory");
+			problems++;
+		}
 	}
+	return problems;
 }
 
 void devices_stop(struct device_set *s)
@@ -126,7 +186,7 @@ void devices_stop(struct device_set *s)
 		struct device_run *r = s->list;
 
 		s->list = r->next;
-		device_run_free(r);
+		device_run_end(r);
 	}
 	free(s->state_dir);
 	s->state_dir = NULL;
@@ -193,8 +253,9 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->rate_bps = d->bps;
 		e->members = d->dev->cfg.nr_backing;
 		e->degraded = ublk_dev_degraded(d->dev);
-		for (int i = 0, off = 0; i < d->dev->cfg.nr_backing && off < (int)sizeof(e->error);
-		     i++)
+		int off = snprintf(e->error, sizeof(e->error), "%s", d->why);
+
+		for (int i = 0; i < d->dev->cfg.nr_backing && off < (int)sizeof(e->error); i++)
 			if (atomic_load(&d->dev->member_failed[i]))
 				off += snprintf(e->error + off, sizeof(e->error) - off,
 						"%sfailed member %s", off ? "; " : "",
@@ -219,4 +280,48 @@ int devices_summary(const struct device_set *s, char *buf, size_t len)
 					ublk_dev_degraded(d->dev) ? " degraded" : "");
 	}
 	return off < len ? (int)off : (int)len - 1;
+}
+
+int devices_check_open(const struct daemon_config *cfg, FILE *out)
+{
+	int bad = 0;
+
+	for (int d = 0; d < cfg->nr_devices; d++) {
+		const struct device_config *dc = &cfg->devices[d];
+		bool failed = false;
+
+		for (int i = 0; i < dc->nr_backing; i++) {
+			char why[512];
+			uint64_t size;
+			int fd = ublk_member_open(dc->backing[i], dc->logical_block_size, 0, &size,
+						  why, sizeof(why));
+
+			if (fd >= 0) {
+				close(fd);
+				continue;
+			}
+			fprintf(out, "%s:%d: [device %s]: %s\n", cfg->path, dc->backing_line[i],
+				dc->name, why);
+			failed = true;
+		}
+		bad += failed;
+	}
+	return bad;
+}
+
+int devices_release(const char *config_path)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
+	int ret;
+
+	/* a file with errors still names the state_dir (or the default is it) */
+	config_load(config_path, &cfg, &errs);
+	config_errors_free(&errs);
+	ret = cfg.state_dir ? ublk_release_orphans(cfg.state_dir, stdout) : -ENOENT;
+	if (ret < 0)
+		fprintf(stderr, "iou-offloadd release: state_dir %s: %s\n",
+			cfg.state_dir ? cfg.state_dir : "(none)", strerror(-ret));
+	config_free(&cfg);
+	return ret < 0 ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 #define IOU_DEVICES_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "status.h"
@@ -13,7 +14,7 @@ struct device_run {
 	struct device_run *next;
 	char name[CONFIG_NAME_MAX + 1];
 	struct ublk_dev *dev;		/* NULL: it failed to start (why) */
-	char why[512];
+	char why[512];			/* running: a change to it refused, and why */
 	uint64_t last_ios, last_bytes, last_ns;
 	double iops, bps;
 };
@@ -27,10 +28,31 @@ struct device_set {
 
 /* start every device of @cfg; one that fails is logged and reported in status */
 void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok);
-/* stop devices @next drops or changes, start the ones it adds or changes */
-void devices_reload(struct device_set *s, const struct daemon_config *next);
-/* stop and delete every device: the kernel drains their I/O first */
+/*
+ * Stop devices @next drops or changes, start the ones it adds or changes; a
+ * device in use is not stopped (its change is refused). Returns how many
+ * changes could not be made, each said in @msg.
+ */
+int devices_reload(struct device_set *s, const struct daemon_config *next, char *msg,
+		   size_t len);
+/*
+ * Stop and delete every device (the kernel drains their I/O first); one in
+ * use is handed over to the next daemon instead.
+ */
 void devices_stop(struct device_set *s);
+/*
+ * --check-config --open: each device's members opened as the device would
+ * hold them (exclusively), each finding on @out as FILE:LINE: [device NAME]:;
+ * the number of devices that would not start
+ */
+int devices_check_open(const struct daemon_config *cfg, FILE *out);
+/*
+ * `iou-offloadd release` (ExecStop= of iou-offloadd-release.service, which
+ * systemd stops once iou-offloadd is stopped for good): delete the devices
+ * a daemon that died left for a restart that is not coming; 0, or 1 if the
+ * state directory cannot be read. Devices in use are left.
+ */
+int devices_release(const char *config_path);
 void devices_update_rates(struct device_set *s, uint64_t now_ns);
 /* one status entry per device, in @r (calloc'd); 0 or -ENOMEM */
 int devices_status(const struct device_set *s, struct status_report *r);

@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "daemon.h"
 #include "log.h"
+#include "reload.h"
 #include "status.h"
 
 #ifndef IOU_VERSION
@@ -34,6 +35,10 @@ static void usage(FILE *out)
 "  iou-offloadd --check-config [FILE]      validate FILE (default: the --config file) and exit\n"
 "  iou-offloadd --check-config --open [FILE]  also open its files and check them\n"
 "  iou-offloadd status [OPTIONS]           show what a running daemon is doing\n"
+"  iou-offloadd reload [PID]               reload the daemon (SIGHUP), wait for its answer;\n"
+"                                          fails if it refused any of the change\n"
+"  iou-offloadd release                    delete the devices a dead daemon left that no\n"
+"                                          daemon serves and nothing holds (after a stop)\n"
 "\n"
 "Options:\n"
 "  -c, --config=FILE       configuration file (default " CONFIG_DEFAULT_PATH ")\n"
@@ -169,7 +174,12 @@ static int check_config_open(const struct daemon_config *cfg)
 	free(pr);
 	if (bad)
 		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad);
-	return bad ? DAEMON_EXIT_CONFIG : DAEMON_EXIT_OK;
+	/* devices: their members as a device holds them, exclusively */
+	int bad_devices = devices_check_open(cfg, stderr);
+
+	if (bad_devices)
+		fprintf(stderr, "%s: %d device(s) would not start\n", cfg->path, bad_devices);
+	return bad || bad_devices ? DAEMON_EXIT_CONFIG : DAEMON_EXIT_OK;
 }
 
 static int check_config(const char *path, bool open_files)
@@ -268,18 +278,22 @@ int main(int argc, char **argv)
 	};
 	struct daemon_options opts = { .config_path = CONFIG_DEFAULT_PATH };
 	const char *check = NULL, *status_file = NULL;
-	bool do_check = false, do_status = false, do_open = false;
+	bool do_check = false, do_status = false, do_open = false, do_reload = false;
+	bool do_release = false;
 	int c;
 
 	log_set_journal(stderr_is_journal());
-	/* the `status` verb, anywhere among the options */
+	/* the `status`, `reload` and `release` verbs, anywhere among the options */
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "status"))
+		if (strcmp(argv[i], "status") && strcmp(argv[i], "reload") &&
+		    strcmp(argv[i], "release"))
 			continue;
 		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' &&
 		    strchr("cls", argv[i - 1][1]) && !argv[i - 1][2])
 			continue;	/* an option's argument, e.g. -c status */
-		do_status = true;
+		do_status = !strcmp(argv[i], "status");
+		do_reload = !strcmp(argv[i], "reload");
+		do_release = !strcmp(argv[i], "release");
 		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 		argc--;
 		break;
@@ -324,6 +338,10 @@ int main(int argc, char **argv)
 	/* `--check-config FILE` as two words, like people type it */
 	if (do_check && !check && optind < argc)
 		check = argv[optind++];
+	if (do_release && optind == argc)
+		return devices_release(opts.config_path);
+	if (do_reload && optind + 1 >= argc)
+		return reload_request(opts.config_path, optind < argc ? argv[optind] : NULL);
 	if (optind < argc) {
 		fprintf(stderr, "iou-offloadd: unexpected argument '%s' (see --help)\n",
 			argv[optind]);

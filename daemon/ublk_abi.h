@@ -23,6 +23,9 @@
 #define UBLK_U_CMD_END_USER_RECOVERY \
 	_IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd)
 #endif
+#ifndef UBLK_U_CMD_DEL_DEV_ASYNC
+#define UBLK_U_CMD_DEL_DEV_ASYNC _IOR('u', 0x14, struct ublksrv_ctrl_cmd)
+#endif
 #ifndef UBLK_U_IO_FETCH_REQ
 #define UBLK_U_IO_FETCH_REQ	_IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd)
 #define UBLK_U_IO_COMMIT_AND_FETCH_REQ \

@@ -111,6 +111,13 @@ int ublk_ctrl_del_dev(struct ublk_ctrl *c, uint32_t dev_id)
 	return ctrl_cmd(c, UBLK_U_CMD_DEL_DEV, dev_id, NULL, 0, 0, 0);
 }
 
+int ublk_ctrl_del_dev_async(struct ublk_ctrl *c, uint32_t dev_id)
+{
+	int ret = ctrl_cmd(c, UBLK_U_CMD_DEL_DEV_ASYNC, dev_id, NULL, 0, 0, 0);
+
+	return ret == -EOPNOTSUPP || ret == -EINVAL ? ublk_ctrl_del_dev(c, dev_id) : ret;
+}
+
 int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
 			   struct ublksrv_ctrl_dev_info *info)
 {

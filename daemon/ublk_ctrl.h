@@ -28,6 +28,12 @@ int ublk_ctrl_set_params(struct ublk_ctrl *c, uint32_t dev_id, struct ublk_param
 int ublk_ctrl_start_dev(struct ublk_ctrl *c, uint32_t dev_id, int pid, unsigned int timeout_ms);
 int ublk_ctrl_stop_dev(struct ublk_ctrl *c, uint32_t dev_id);
 int ublk_ctrl_del_dev(struct ublk_ctrl *c, uint32_t dev_id);
+/*
+ * DEL_DEV without waiting for the device's last reference (6.9+): DEL_DEV
+ * waits until every opener of /dev/ublkbN has closed it, which a mount
+ * never does. Falls back to DEL_DEV on a kernel without it.
+ */
+int ublk_ctrl_del_dev_async(struct ublk_ctrl *c, uint32_t dev_id);
 /* @info of device @dev_id as the kernel has it; -ENODEV if there is none */
 int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
 			   struct ublksrv_ctrl_dev_info *info);

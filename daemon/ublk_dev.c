@@ -3,9 +3,9 @@
  * A device's life: open the members, ADD_DEV, SET_PARAMS, one thread and
  * ring per queue (each fetches all its tags), START_DEV; and at the end
  * STOP_DEV (the kernel drains what is in flight through the queues, then
- * aborts their tags), join, close /dev/ublkcN, DEL_DEV. DEL_DEV waits for
- * the last reference to the char device, so it comes after every ring
- * holding it has gone.
+ * aborts their tags), join, close /dev/ublkcN, DEL_DEV_ASYNC. Never a
+ * device something holds (a mount): that one is handed over instead, the
+ * way a crash leaves it (USER_RECOVERY), for the next daemon to take over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,10 +21,13 @@
 
 #include "log.h"
 #include "ublk_dev.h"
+#include "ublk_member.h"
 #include "ublk_queue.h"
 #include "ublk_recover.h"
 
 #define START_TIMEOUT_MS	10000
+/* a daemon killed a moment ago holds the members until its rings are gone */
+#define MEMBER_WAIT_MS		3000
 #define NODE_WAIT_MS		2000
 
 static void sleep_ms(unsigned int ms)
@@ -33,53 +37,15 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-/*
- * Block devices whose sector fits the device's logical block go O_DIRECT
- * (the tag buffers are page aligned); files use the page cache, whose
- * O_DIRECT alignment a file cannot tell us on 6.12's headers, and FLUSH
- * turns into fdatasync.
- */
-static int member_open(const struct ublk_dev *d, int i, uint64_t *size)
-{
-	const char *path = d->cfg.backing[i];
-	struct stat sb;
-	int fd, ssz;
-
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0)
-		goto fail;
-	if (S_ISREG(sb.st_mode)) {
-		*size = sb.st_size;
-		return fd;
-	}
-	if (!S_ISBLK(sb.st_mode) || ioctl(fd, BLKGETSIZE64, size) < 0 ||
-	    ioctl(fd, BLKSSZGET, &ssz) < 0)
-		goto fail;
-	if ((uint32_t)ssz <= d->cfg.logical_block_size) {
-		close(fd);
-		fd = open(path, O_RDWR | O_CLOEXEC | O_DIRECT);
-		if (fd < 0)
-			return -errno;
-	}
-	return fd;
-fail:
-	close(fd);
-	return errno ? -errno : -EINVAL;
-}
-
 static int members_open(struct ublk_dev *d, char *why, size_t len)
 {
 	uint64_t size;
 
 	for (int i = 0; i < d->cfg.nr_backing; i++) {
-		d->member_fd[i] = member_open(d, i, &size);
-		if (d->member_fd[i] < 0) {
-			snprintf(why, len, "cannot open backing %s: %s", d->cfg.backing[i],
-				 strerror(-d->member_fd[i]));
+		d->member_fd[i] = ublk_member_open(d->cfg.backing[i], d->cfg.logical_block_size,
+						   MEMBER_WAIT_MS, &size, why, len);
+		if (d->member_fd[i] < 0)
 			return d->member_fd[i];
-		}
 		/* checked by the config already; the file may have shrunk since */
 		d->cfg.member_size[i] = size;
 		if (size < device_member_share(&d->cfg, i)) {
@@ -162,11 +128,17 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 	return 0;
 }
 
-static void dev_teardown(struct ublk_dev *d)
+/* @handover: the queues leave the device to the kernel (USER_RECOVERY) instead */
+static void dev_teardown(struct ublk_dev *d, bool handover)
 {
 	int ret;
 
-	if (d->added) {
+	if (handover) {
+		atomic_store(&d->handover, true);
+		if (eventfd_write(d->wake_fd, 1) < 0)
+			log_warning("device %s: cannot wake its queues: %s", d->cfg.name,
+				    strerror(errno));
+	} else if (d->added) {
 		/* also before START_DEV: it aborts every fetched tag */
 		ret = ublk_ctrl_stop_dev(&d->ctrl, d->info.dev_id);
 		if (ret && ret != -ENODEV)
@@ -180,8 +152,9 @@ static void dev_teardown(struct ublk_dev *d)
 	if (d->char_fd >= 0)
 		close(d->char_fd);
 	d->char_fd = -1;
-	if (d->added) {
-		ret = ublk_ctrl_del_dev(&d->ctrl, d->info.dev_id);
+	if (d->added && !handover) {
+		/* async: DEL_DEV would wait for the last opener of /dev/ublkbN */
+		ret = ublk_ctrl_del_dev_async(&d->ctrl, d->info.dev_id);
 		if (ret)
 			log_warning("device %s: DEL_DEV: %s", d->cfg.name, strerror(-ret));
 		else
@@ -196,6 +169,8 @@ static void dev_teardown(struct ublk_dev *d)
 		close(d->member_fd[i]);
 		d->member_fd[i] = -1;
 	}
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
 	device_config_free(&d->cfg);
 	free(d->state_dir);
 	free(d);
@@ -241,28 +216,36 @@ static int dev_add(struct ublk_dev *d, char *why, size_t len)
 	return ret;
 }
 
-/* a device a dead daemon left for us: 1 if taken over (queues still to start) */
-static int dev_recover(struct ublk_dev *d)
+/*
+ * A device the last daemon left for us: 1 if taken over (queues still to
+ * start), 0 if there is none to take, -EBUSY (@why) if there is one we
+ * cannot take and may not delete either, since something holds it.
+ */
+static int dev_recover(struct ublk_dev *d, char *why, size_t len)
 {
 	struct ublksrv_ctrl_dev_info want;
-	char why[256] = "";
+	char msg[512] = "";
 	uint32_t id;
 	int ret;
 
 	if (ublk_id_load(d->state_dir, d->cfg.name, &id))
 		return 0;
 	dev_info_wanted(d, &want);
-	ret = ublk_recover_begin(&d->ctrl, id, want.ublksrv_flags, &want, &d->info, why,
-				 sizeof(why));
+	ret = ublk_recover_begin(&d->ctrl, id, want.ublksrv_flags, &want, &d->info, msg,
+				 sizeof(msg));
+	if (ret == -EBUSY) {
+		snprintf(why, len, "not taken over: %s", msg);
+		return ret;
+	}
 	if (ret) {
-		if (why[0])
-			log_warning("device %s: not taken over: %s", d->cfg.name, why);
+		if (msg[0])
+			log_warning("device %s: not taken over: %s", d->cfg.name, msg);
 		ublk_id_forget(d->state_dir, d->cfg.name);
 		return 0;
 	}
 	d->added = true;
 	d->recovered = true;
-	log_notice("device %s: taking over /dev/ublkb%u from the daemon that died",
+	log_notice("device %s: taking over /dev/ublkb%u from the last daemon",
 		   d->cfg.name, id);
 	return 1;
 }
@@ -305,14 +288,22 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 		return ret;
 	}
 	d->state_dir = state_dir ? strdup(state_dir) : NULL;
+	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->gather = dc->target == TARGET_STRIPE && dc->stripe_io == STRIPE_IO_GATHER;
 	d->use_bpf = use_bpf;
 	ublk_layout_init(&d->layout, &d->cfg);
-	ret = members_open(d, why, len);
+	if (d->wake_fd < 0) {
+		ret = -errno;
+		snprintf(why, len, "eventfd: %s", strerror(-ret));
+	} else {
+		ret = members_open(d, why, len);
+	}
 	if (!ret)
 		ret = dev_open_ctrl(d, why, len);
-	if (!ret && !dev_recover(d))
+	if (!ret && !(ret = dev_recover(d, why, len)))
 		ret = dev_add(d, why, len);
+	else if (ret > 0)
+		ret = 0;
 	if (!ret)
 		ret = dev_char_open(d, why, len);
 	if (!ret)
@@ -327,7 +318,13 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 			snprintf(why, len, "START_DEV: %s", strerror(-ret));
 	}
 	if (ret) {
-		dev_teardown(d);
+		/* a device taken over may be mounted: it waits for the next daemon */
+		int claim = ublk_dev_claim(d);
+
+		if (claim == -EBUSY)
+			ublk_dev_handover(d);
+		else
+			ublk_dev_stop(d, claim);
 		return ret;
 	}
 	d->started = true;
@@ -336,10 +333,21 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 	return 0;
 }
 
-void ublk_dev_stop(struct ublk_dev *d)
+int ublk_dev_claim(const struct ublk_dev *d)
 {
-	if (d)
-		dev_teardown(d);
+	return d->added ? ublk_disk_claim(d->info.dev_id) : -ENODEV;
+}
+
+void ublk_dev_stop(struct ublk_dev *d, int claim)
+{
+	dev_teardown(d, false);
+	if (claim >= 0)
+		close(claim);	/* after STOP_DEV: the disk is gone, nothing mounts it */
+}
+
+void ublk_dev_handover(struct ublk_dev *d)
+{
+	dev_teardown(d, true);
 }
 
 int ublk_dev_degraded(const struct ublk_dev *d)

@@ -34,6 +34,8 @@ struct ublk_dev {
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
 	bool added, started;
 	bool recovered;			/* taken over from a daemon that died */
+	_Atomic bool handover;		/* the queues stop serving and leave the device */
+	int wake_fd;			/* eventfd: wakes the queues to look at handover */
 	bool gather;			/* stripe_io = gather */
 	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
@@ -54,8 +56,25 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 		   struct ublk_dev **out, char *why, size_t len);
 /* the engine it runs under: "bpf" (gathers by IORING_OP_BPF) or "uring" (memcpy) */
 const char *ublk_dev_engine(const struct ublk_dev *d);
-/* stop the device (the kernel drains what is in flight), join, delete, free */
-void ublk_dev_stop(struct ublk_dev *d);
+/*
+ * /dev/ublkbN held exclusively by the daemon, before it stops the device:
+ * the fd (or another -errno: there is no node to hold), or -EBUSY when
+ * something else holds it (mounted, a dm/md/LVM member, swap, O_EXCL).
+ * Such a device is never stopped: the file system on it would lose its
+ * journal, and deleting it would wait for the unmount.
+ */
+int ublk_dev_claim(const struct ublk_dev *d);
+/*
+ * Stop the device (the kernel drains what is in flight), join, delete
+ * (asynchronously: nothing waits for the last opener), release @claim, free.
+ */
+void ublk_dev_stop(struct ublk_dev *d, int claim);
+/*
+ * Leave the device to the next daemon (USER_RECOVERY): the queues finish
+ * the requests they have started and exit, the kernel holds what comes
+ * next, and the id stays in state_dir for the take-over. Frees @d.
+ */
+void ublk_dev_handover(struct ublk_dev *d);
 /* members marked failed */
 int ublk_dev_degraded(const struct ublk_dev *d);
 

@@ -13,6 +13,7 @@
  * core's rules (iou_chain.h): a short transfer resubmits the rest.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,6 +29,7 @@
 /* ublk commands and gathers: tags above iou_chain.h's, which name backing requests */
 #define UD_UBLK_CMD	16
 #define UD_UBLK_SHUFFLE	17
+#define UD_UBLK_WAKE	18	/* the device's eventfd: look at dev->handover */
 
 struct ublk_tag {
 	int nr;			/* pieces */
@@ -340,6 +342,9 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 static void q_cmd_done(struct ublk_queue *q, unsigned int tag, int res)
 {
 	q->cmds--;
+	/* handing over: a new request stays the kernel's, reissued to the next daemon */
+	if (res == UBLK_IO_RES_OK && q->leaving)
+		return;
 	if (res == UBLK_IO_RES_OK) {
 		q_request(q, tag);
 		return;
@@ -355,6 +360,7 @@ static int q_setup(struct ublk_queue *q)
 	struct ublk_dev *d = q->dev;
 	size_t page = sysconf(_SC_PAGESIZE), area;
 	int fds[CONFIG_MAX_FILES + 1], ret;
+	struct io_uring_sqe *sqe;
 	unsigned int sq = ring_pow2(q->depth * 2 > 64 ? q->depth * 2 : 64);
 	unsigned int cq = ring_pow2(q->depth * (q->max_pieces + 1));
 
@@ -409,6 +415,11 @@ static int q_setup(struct ublk_queue *q)
 	for (unsigned int tag = 0; tag < q->depth; tag++)
 		if ((ret = q_cmd(q, tag, UBLK_U_IO_FETCH_REQ, 0)))
 			return ret;
+	sqe = q_sqe(q);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, d->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_WAKE, 0, 0));
 	ret = io_uring_submit(&q->ring.uring);
 	return ret < 0 ? ret : 0;
 }
@@ -449,8 +460,11 @@ static void *queue_thread(void *arg)
 		return NULL;
 	}
 	atomic_store(&q->ready, 1);
-	/* until STOP_DEV has aborted every tag and the members have answered */
-	while (q->cmds || q->backing) {
+	/*
+	 * Until STOP_DEV has aborted every tag and the members have answered;
+	 * or, handing over, until the requests started are done and committed.
+	 */
+	while (q->leaving ? q->backing : q->cmds || q->backing) {
 		ret = ring_submit_and_wait(&q->ring, 1, 0);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN) {
 			log_err("device %s: queue %d: ring failed: %s", q->dev->cfg.name, q->q_id,
@@ -463,6 +477,8 @@ static void *queue_thread(void *arg)
 
 			if (iou_ud_tag(ud) == UD_UBLK_CMD)
 				q_cmd_done(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == UD_UBLK_WAKE)
+				q->leaving = atomic_load(&q->dev->handover);
 			else if (iou_ud_tag(ud) == UD_UBLK_SHUFFLE)
 				q_shuffle_done(q, iou_ud_slot(ud), cqe->res);
 			else
@@ -471,6 +487,9 @@ static void *queue_thread(void *arg)
 		}
 		io_uring_cq_advance(&q->ring.uring, seen);
 	}
+	/* the last commits; the fetches left are cancelled with the ring */
+	if (q->leaving)
+		io_uring_submit(&q->ring.uring);
 	q_teardown(q);
 	return NULL;
 }

@@ -35,6 +35,7 @@ struct ublk_queue {
 	uint64_t rr;			/* mirror round robin */
 	pthread_t thread;
 	bool joinable;
+	bool leaving;			/* handing the device over: serve nothing new */
 	_Atomic int ready;		/* 1: every tag fetched; -errno: the thread failed */
 };
 

@@ -5,7 +5,9 @@
  * DEL_DEV, so one left behind names a device a dead daemon served.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,10 +112,33 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static void drop_stale(struct ublk_ctrl *c, uint32_t dev_id)
+int ublk_disk_claim(uint32_t dev_id)
 {
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ublkb%u", dev_id);
+	fd = open(path, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* a device of ours we cannot take over: deleted, unless something holds it */
+static int drop_stale(struct ublk_ctrl *c, uint32_t dev_id, char *why, size_t len)
+{
+	int claim = ublk_disk_claim(dev_id);
+
+	if (claim == -EBUSY) {
+		snprintf(why + strlen(why), len - strlen(why), "; it is in use (mounted or "
+			 "held open exclusively), so it is left as it is, its I/O waiting: "
+			 "restore its configuration and restart, or unmount it");
+		return -EBUSY;
+	}
+	snprintf(why + strlen(why), len - strlen(why), "; deleting it");
 	ublk_ctrl_stop_dev(c, dev_id);
-	ublk_ctrl_del_dev(c, dev_id);
+	ublk_ctrl_del_dev_async(c, dev_id);
+	if (claim >= 0)
+		close(claim);
+	return 0;
 }
 
 int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
@@ -132,9 +157,8 @@ int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 	}
 	if (info->ublksrv_flags != fp || info->nr_hw_queues != want->nr_hw_queues || info->queue_depth != want->queue_depth ||
 	    !(info->flags & UBLK_F_USER_RECOVERY)) {
-		snprintf(why, len, "ublk device %u was added for another layout; deleting it", dev_id);
-		drop_stale(c, dev_id);
-		return -ESTALE;
+		snprintf(why, len, "ublk device %u was added for another layout", dev_id);
+		return drop_stale(c, dev_id, why, len) ?: -ESTALE;
 	}
 	/* the kernel quiesces the device once the dead server's files are gone */
 	for (unsigned int waited = 0;; waited += 50) {
@@ -144,10 +168,78 @@ int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		sleep_ms(50);
 	}
 	if (ret) {
-		snprintf(why, len, "START_USER_RECOVERY of ublk device %u: %s; deleting it",
-			 dev_id, strerror(-ret));
-		drop_stale(c, dev_id);
-		return ret;
+		snprintf(why, len, "START_USER_RECOVERY of ublk device %u: %s", dev_id,
+			 strerror(-ret));
+		return drop_stale(c, dev_id, why, len) ?: (ret == -EBUSY ? -ETIMEDOUT : ret);
 	}
 	return 0;
+}
+
+/* a daemon's device: 1 deleted (or already gone), 0 left in use, -errno */
+static int release_one(struct ublk_ctrl *c, const char *state_dir, const char *name, FILE *out)
+{
+	struct ublksrv_ctrl_dev_info info;
+	uint32_t id;
+	int claim, ret;
+
+	if (ublk_id_load(state_dir, name, &id))
+		return 1;
+	ret = ublk_ctrl_get_dev_info(c, id, &info);
+	if (ret || (info.ublksrv_flags & UBLK_FP_MAGIC_MASK) != UBLK_FP_MAGIC) {
+		ublk_id_forget(state_dir, name);	/* gone, or the id is someone else's now */
+		return 1;
+	}
+	if (info.state == UBLK_S_DEV_LIVE && info.ublksrv_pid > 0 && kill(info.ublksrv_pid, 0) == 0) {
+		fprintf(out, "device %s: /dev/ublkb%u is served by pid %d: left to it\n", name, id,
+			info.ublksrv_pid);
+		return 0;
+	}
+	claim = ublk_disk_claim(id);
+	if (claim == -EBUSY) {
+		fprintf(out, "device %s: /dev/ublkb%u is in use (mounted, or held open "
+			"exclusively): left as it is, its I/O waiting for the next iou-offloadd\n",
+			name, id);
+		return 0;
+	}
+	ublk_ctrl_stop_dev(c, id);
+	ret = ublk_ctrl_del_dev_async(c, id);
+	if (claim >= 0)
+		close(claim);
+	if (ret && ret != -ENODEV) {
+		fprintf(out, "device %s: /dev/ublkb%u: DEL_DEV: %s\n", name, id, strerror(-ret));
+		return ret;
+	}
+	ublk_id_forget(state_dir, name);
+	fprintf(out, "device %s: /dev/ublkb%u deleted (no daemon serves it)\n", name, id);
+	return 1;
+}
+
+int ublk_release_orphans(const char *state_dir, FILE *out)
+{
+	struct ublk_ctrl c = { .fd = -1 };
+	struct dirent *e;
+	int left = 0, ret = 0;
+	DIR *dir;
+
+	dir = opendir(state_dir);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(dir))) {
+		char name[256];
+		size_t len = strlen(e->d_name);
+
+		/* device-NAME.ublk, as id_path() names it */
+		if (strncmp(e->d_name, "device-", 7) || len < 13 ||
+		    strcmp(e->d_name + len - 5, ".ublk") || len - 12 >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 12), e->d_name + 7);
+		if (!c.ring_ok && (ret = ublk_ctrl_open(&c))) {
+			fprintf(out, "cannot open /dev/ublk-control: %s\n", strerror(-ret));
+			break;
+		}
+		left += release_one(&c, state_dir, name, out) <= 0;
+	}
+	closedir(dir);
+	ublk_ctrl_close(&c);
+	return ret ? ret : left;
 }

@@ -3,6 +3,7 @@
 #define IOU_UBLK_RECOVER_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -26,14 +27,33 @@ int ublk_id_save(const char *state_dir, const char *name, uint32_t dev_id);
 void ublk_id_forget(const char *state_dir, const char *name);
 
 /*
+ * /dev/ublkb@dev_id opened exclusively, so that nothing mounts it while it
+ * is stopped: the fd, or -EBUSY while something holds it (a mount, dm, md,
+ * swap, another O_EXCL opener), or another -errno when there is no node.
+ * Stopping a device under a mount would abort the file system's journal,
+ * and DEL_DEV would then wait for the unmount.
+ */
+int ublk_disk_claim(uint32_t dev_id);
+
+/*
  * Take over device @dev_id if it is ours (@fp), of the geometry in @want,
  * and waiting for a server: START_USER_RECOVERY, retried while the kernel
  * is still quiescing it. 0 and @info filled: start the queues, then
- * END_USER_RECOVERY. -ENODEV: no such device; other -errno with @why: it
- * cannot be taken over (a stale one of ours is stopped and deleted).
+ * END_USER_RECOVERY. -ENODEV: no such device; -EBUSY with @why: it cannot
+ * be taken over and is in use, so it is left as it is; other -errno with
+ * @why: it cannot be taken over (a stale one of ours is stopped and deleted).
  */
 int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		       const struct ublksrv_ctrl_dev_info *want,
 		       struct ublksrv_ctrl_dev_info *info, char *why, size_t len);
+
+/*
+ * The service is stopped for good (no restart is coming to take its devices
+ * over): stop and delete each device an id in @state_dir names that no live
+ * daemon serves, and forget the id; one in use (mounted) is left as it is,
+ * its I/O waiting for the next daemon. One line per device on @out. Returns
+ * how many were left, or -errno if @state_dir cannot be read.
+ */
+int ublk_release_orphans(const char *state_dir, FILE *out);
 
 #endif

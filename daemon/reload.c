@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A reload's answer (reload.h): written by the daemon after each reload,
+ * waited for by `iou-offloadd reload`, so that `systemctl reload` fails when
+ * the daemon refused the configuration or a part of it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kv.h"
+#include "reload.h"
+#include "status.h"
+
+#define RELOAD_MAGIC	"iou-offloadd-reload 1"
+/* under systemd's TimeoutStartSec= (90 s), which also bounds ExecReload */
+#define ANSWER_WAIT_MS	80000
+
+struct answer {
+	pid_t pid;
+	uint64_t seq;
+	bool ok;
+	char why[4096];
+};
+
+int reload_answer_write(const char *runtime_dir, pid_t pid, uint64_t seq, const char *why)
+{
+	char path[4200], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", runtime_dir, RELOAD_FILE_NAME);
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -errno;
+	fprintf(f, "%s\npid=%d\nseq=%" PRIu64 "\nresult=%s\n", RELOAD_MAGIC, (int)pid, seq,
+		why[0] ? "failed" : "ok");
+	kv_put(f, "why", why);
+	fprintf(f, "end\n");
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	ret = kv_replace(path, buf, len, 0644, false);
+	free(buf);
+	return ret;
+}
+
+static int answer_key(void *arg, const char *key, const char *v)
+{
+	struct answer *a = arg;
+
+	if (!strcmp(key, "pid"))
+		a->pid = atoi(v);
+	else if (!strcmp(key, "seq"))
+		a->seq = strtoull(v, NULL, 10);
+	else if (!strcmp(key, "result"))
+		a->ok = !strcmp(v, "ok");
+	else if (!strcmp(key, "why"))
+		snprintf(a->why, sizeof(a->why), "%s", v);
+	return 0;
+}
+
+static int answer_read(const char *path, struct answer *a)
+{
+	char *text;
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = kv_read(path, 1 << 16, &text);
+	if (ret)
+		return ret;
+	ret = kv_parse(text, RELOAD_MAGIC, false, answer_key, a);
+	free(text);
+	return ret;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static pid_t daemon_pid(const char *runtime_dir, const char *arg)
+{
+	struct status_report r;
+	char path[4200];
+	pid_t pid;
+
+	if (arg)
+		return atoi(arg);
+	snprintf(path, sizeof(path), "%s/%s", runtime_dir, STATUS_FILE_NAME);
+	if (status_read(path, &r))
+		return 0;
+	pid = r.pid;
+	status_report_free(&r);
+	return pid;
+}
+
+int reload_request(const char *config_path, const char *pid_arg)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
+	struct answer before, now;
+	char path[4200];
+	pid_t pid;
+	int ret;
+
+	ret = config_load(config_path, &cfg, &errs);
+	for (int i = 0; i < errs.nr; i++)
+		fprintf(stderr, "%s\n", errs.msgs[i]);
+	config_errors_free(&errs);
+	if (ret) {
+		fprintf(stderr, "iou-offloadd reload: %s has errors: not reloaded, the daemon "
+			"keeps its configuration\n", config_path);
+		config_free(&cfg);
+		return 78;
+	}
+	snprintf(path, sizeof(path), "%s/%s", cfg.runtime_dir, RELOAD_FILE_NAME);
+	pid = daemon_pid(cfg.runtime_dir, pid_arg);
+	config_free(&cfg);
+	if (pid <= 0) {
+		fprintf(stderr, "iou-offloadd reload: no daemon to reload (no pid given, none in "
+			"the status file)\n");
+		return 1;
+	}
+	answer_read(path, &before);
+	if (kill(pid, SIGHUP) < 0) {
+		fprintf(stderr, "iou-offloadd reload: cannot signal pid %d: %s\n", (int)pid,
+			strerror(errno));
+		return 1;
+	}
+	for (unsigned int waited = 0; waited < ANSWER_WAIT_MS; waited += 50) {
+		sleep_ms(50);
+		if (answer_read(path, &now) || now.pid != pid ||
+		    (before.pid == pid && now.seq == before.seq))
+			continue;
+		if (now.ok)
+			return 0;
+		fprintf(stderr, "iou-offloadd reload: refused: %s\n", now.why);
+		return 1;
+	}
+	fprintf(stderr, "iou-offloadd reload: pid %d has not answered in %d s\n", (int)pid,
+		ANSWER_WAIT_MS / 1000);
+	return 1;
+}
