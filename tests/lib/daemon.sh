@@ -6,6 +6,7 @@
 #   same A B                  both exist and are byte-identical (sha256)
 #   st FILE PIPELINE KEY      KEY of PIPELINE in status file FILE ("" if none)
 #   ck FILE KEY               KEY of a checkpoint file (state, done, total)
+#   dst DEVICE KEY            KEY of [device DEVICE] in the status file ("" if none)
 #   sysconf BODY              /etc/iou-offloadd.conf for the systemd unit:
 #                             [daemon], then $SYSCONF_DAEMON, then BODY
 #   wait_state P STATE SECS [STATUSFILE]    until pipeline P is in STATE
@@ -35,6 +36,12 @@ st() {
 		END { print v }' "$1" 2>/dev/null
 }
 ck() { sed -n "s/^$2=//p" "$1" 2>/dev/null; }
+dst() {
+	awk -v d="$1" -v k="dev_$2" -F= '
+		$1 == "device" { cur = $2 }
+		cur == d && $1 == k { v = substr($0, length(k) + 2) }
+		END { print v }' "$STATUS" 2>/dev/null
+}
 
 # no leading blanks in what is written: inih would read them as
 # continuation lines

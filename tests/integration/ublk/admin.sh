@@ -1,0 +1,269 @@
+#!/bin/bash
+# Guest suite ublk-admin: block devices as a storage admin handles them
+# (issue 35), under systemd. A mounted device across a reload that would
+# change or remove it (refused, and `systemctl reload` fails), a restart, a
+# package upgrade and a stop (handed over to the next daemon, never
+# deleted under the mount); members held exclusively (a mounted disk and a
+# dm leg refused, also by --check-config --open; a served member cannot be
+# taken); kill -9 then stop (nothing left behind); a reload the service
+# cannot see (PrivateTmp) fails. Prints TAP. Installed as
+# usr/lib/iou-offload/tests/<NN>-ublk-admin/run (NN: tests/vm/suites.list).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../lib; [ -f "$lib/tap.sh" ] || lib=$here/../../lib
+. "$lib/tap.sh"
+. "$lib/daemon.sh"
+
+[ -e /dev/ublk-control ] || skip_all "no /dev/ublk-control (kernel without CONFIG_BLK_DEV_UBLK)"
+for tool in fio mkfs.ext4 dmsetup losetup; do
+	command -v $tool >/dev/null || skip_all "$tool is not installed"
+done
+
+T=${IOU_TEST_DIR:-/srv/iou-offload/test}/ublk-admin
+M=$T/mnt
+rm -rf "$T"
+mkdir -p "$T" "$M"
+MiB=$((1 << 20))
+U=iou-offloadd
+
+DROPIN=/run/systemd/system/iou-offloadd.service.d/ublk-admin.conf
+mkdir -p "${DROPIN%/*}"
+printf '[Service]\nCapabilityBoundingSet=CAP_SYS_ADMIN\n' > "$DROPIN"
+systemctl daemon-reload
+
+jrnl() { journalctl -u $U --no-pager --since "@$SINCE" 2>/dev/null; }
+restarts() { systemctl show -p NRestarts --value $U; }
+# until device $1 has a node in the status file (the file is rewritten every second)
+wait_dev() {
+	local i
+	for i in $(seq 100); do [ -b "$(dst "$1" path)" ] && return 0; sleep 0.2; done
+	return 1
+}
+# no ext4 error, journal abort or lost write on device $1 since the suite began
+fs_clean() { ! dmesg | sed -n "/iou-admin-start-$$/,\$p" | grep -E "EXT4-fs.*\(${1##*/}\).*(error|Aborting|data loss)|Buffer I/O error on dev ${1##*/}"; }
+# systemctl VERB, bounded: its exit status in $rc, its seconds in $secs
+timed() {
+	local t0=$(date +%s)
+	out=$(timeout 150 systemctl "$@" $U 2>&1); rc=$?
+	secs=$(( $(date +%s) - t0 ))
+	note "systemctl $*: exit $rc after $secs s${out:+: $out}"
+}
+echo "iou-admin-start-$$" > /dev/kmsg
+SINCE=$(date +%s)
+
+truncate -s $((32 * MiB)) "$T/fs0"
+for f in o0 o1 x0 n0; do truncate -s $((8 * MiB)) "$T/$f"; done
+FS="[device fs]
+	target = linear
+	engine = uring
+	backing = $T/fs0"
+FS_SMALLER="[device fs]
+	target = linear
+	engine = uring
+	size = 16M
+	backing = $T/fs0"
+OTHER="[device other]
+	target = mirror
+	engine = uring
+	backing = $T/o0
+	backing = $T/o1"
+EXTRA="[device extra]
+	target = linear
+	engine = uring
+	backing = $T/x0"
+
+# ---- members held exclusively ----
+truncate -s $((16 * MiB)) "$T/la" "$T/lb" "$T/lc"
+LA=$(losetup -f --show "$T/la") LB=$(losetup -f --show "$T/lb") LC=$(losetup -f --show "$T/lc")
+mkfs.ext4 -q -F "$LA" && mkdir -p "$T/mnt-a" && mount "$LA" "$T/mnt-a"
+dmsetup create iou-admin-leg --table "0 $(blockdev --getsz "$LB") linear $LB 0"
+sysconf "[device onmounted]
+	target = linear
+	engine = uring
+	backing = $LA
+	[device ondmleg]
+	target = linear
+	engine = uring
+	backing = $LB
+	[device free]
+	target = linear
+	engine = uring
+	backing = $LC"
+out=$($BIN --check-config --open /etc/iou-offloadd.conf 2>&1); rc=$?
+printf '%s\n' "$out" > "$ART/admin-check-open.txt"
+check "--check-config --open refuses a member that is mounted: exit 78, file:line, in use (EBUSY)" eval \
+	'[ $rc -eq 78 ] && grep -q "^/etc/iou-offloadd.conf:[0-9]*: \[device onmounted\]: backing $LA is in use (EBUSY)" "$ART/admin-check-open.txt"'
+check "--check-config --open refuses a member that is a dm device's leg" \
+	grep -q "^/etc/iou-offloadd.conf:[0-9]*: \[device ondmleg\]: backing $LB is in use (EBUSY)" "$ART/admin-check-open.txt"
+check "--check-config --open finds nothing against the free member (the control)" \
+	eval '! grep -q "device free" "$ART/admin-check-open.txt"'
+[ $rc -eq 78 ] || note "$out"
+systemctl start $U
+wait_dev free
+check "the daemon does not serve a device over a mounted disk, and says why" eval \
+	'[ "$(dst onmounted state)" = failed ] && dst onmounted error | grep -q "in use (EBUSY)"'
+check "nor over a dm device's leg" eval \
+	'[ "$(dst ondmleg state)" = failed ] && dst ondmleg error | grep -q "in use (EBUSY)"'
+check "the device over the free member is served (the control)" [ -b "$(dst free path)" ]
+check "the mounted disk is untouched: still mounted, fsck clean after unmount" eval \
+	'mountpoint -q "$T/mnt-a" && umount "$T/mnt-a" && fsck.ext4 -f -n "$LA" >/dev/null 2>&1'
+check "a served member cannot be claimed under the device: mkfs.ext4 refuses it" \
+	eval '! mkfs.ext4 -q -F "$LC" >/dev/null 2>&1'
+check "nor can dm map it" eval \
+	'! dmsetup create iou-admin-leg2 --table "0 $(blockdev --getsz "$LC") linear $LC 0" 2>/dev/null'
+systemctl stop $U
+dmsetup remove iou-admin-leg2 2>/dev/null
+dmsetup remove iou-admin-leg
+losetup -d "$LA" "$LB" "$LC"
+
+# ---- reload: a mounted device is never stopped under its file system ----
+sysconf "$FS
+	$OTHER"
+systemctl start $U
+wait_dev fs && wait_dev other
+FSDEV=$(dst fs path)
+note "fs=$FSDEV other=$(dst other path)"
+mkfs.ext4 -q -F "$FSDEV" && mount "$FSDEV" "$M"
+head -c $((4 * MiB)) /dev/urandom > "$M/before" && sync
+SUM=$(sum "$M/before")
+NR0=$(restarts)
+sysconf "$FS_SMALLER
+	$OTHER
+	$EXTRA"
+timed reload
+check "a reload that changes a mounted device fails: systemctl reload exits non-zero" \
+	eval '[ $rc -ne 0 ] && [ $rc -ne 124 ]'
+check "the journal says which device and why: in use, the change refused (EBUSY)" eval \
+	'jrnl | grep -q "device fs: changed in the configuration, but $FSDEV is in use .*refused (EBUSY)"'
+check "the mounted device keeps its node and its size" eval \
+	'[ "$(dst fs path)" = "$FSDEV" ] && [ "$(blockdev --getsize64 "$FSDEV")" = $((32 * MiB)) ]'
+check "the file system on it stays writable (a file written and synced)" eval \
+	'head -c $MiB /dev/urandom > "$M/after-reload" && sync "$M/after-reload"'
+check "no ext4 error, journal abort or lost write on $FSDEV" fs_clean "$FSDEV"
+wait_dev extra
+check "the other edit in the same reload took: device extra was added" [ -b "$(dst extra path)" ]
+check "status notes the refused change on the device" eval 'dst fs error | grep -q "change is refused"'
+check "the daemon stayed up: active, never restarted by the watchdog" eval \
+	'systemctl is-active -q $U && [ "$(restarts)" = "$NR0" ]'
+sysconf "$OTHER
+	$EXTRA"
+timed reload
+check "a reload that removes a mounted device fails too, and the device stays" eval \
+	'[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ -b "$FSDEV" ] && [ "$(dst fs path)" = "$FSDEV" ]'
+sysconf "$FS
+	$OTHER"
+timed reload
+check "with the mounted device's section as it runs, the reload succeeds (exit 0)" [ $rc -eq 0 ]
+for i in $(seq 50); do [ -z "$(dst extra path)" ] && break; sleep 0.2; done
+check "and removes the idle device extra" eval '[ -z "$(dst extra path)" ] && [ -z "$(dst fs error)" ]'
+
+# ---- restart and upgrade: the mounted device is handed over, fio verify on it throughout ----
+fio --name=admin --directory="$M" --ioengine=io_uring --direct=1 --rw=randwrite --bs=16k \
+	--iodepth=8 --size=8M --rate=1m --verify=crc32c --verify_fatal=1 --do_verify=1 \
+	> "$ART/admin-fio-restart.log" 2>&1 &
+FIO=$!
+sleep 2
+PID1=$(systemctl show -p MainPID --value $U)
+timed restart
+check "systemctl restart with a device mounted and written returns promptly, exit 0" \
+	eval '[ $rc -eq 0 ] && [ $secs -lt 60 ]'
+wait_dev fs
+check "the device was handed over, then taken over: same node, no new one" eval \
+	'[ "$(dst fs path)" = "$FSDEV" ] && [ "$(systemctl show -p MainPID --value $U)" != "$PID1" ]'
+check "the journal says so: handed over by the old daemon, taken over by the new" eval \
+	'jrnl | grep -q "device fs: $FSDEV is in use .*handed over" &&
+	 jrnl | grep -q "device fs: taking over $FSDEV"'
+check "fio was still writing to the file system when the daemon restarted" kill -0 $FIO
+wait $FIO; frc=$?
+if [ $frc -eq 0 ] && grep -q "err= 0" "$ART/admin-fio-restart.log" && ! grep -q "verify: bad" "$ART/admin-fio-restart.log"; then
+	ok "fio verify=crc32c on ext4 on $FSDEV across the restart: no I/O error, verify passed"
+else
+	nok "fio verify=crc32c on ext4 on $FSDEV across the restart: no I/O error, verify passed (exit $frc)" \
+		"$ART/admin-fio-restart.log"
+fi
+check "no ext4 error, journal abort or lost write on $FSDEV across the restart" fs_clean "$FSDEV"
+check "what was written before the restart reads back" eval '[ "$(sum "$M/before")" = "$SUM" ]'
+
+version=$(dpkg-query -W -f='${Version}' iou-offload 2>/dev/null)
+postinst=$(dpkg-query --control-path iou-offload postinst 2>/dev/null)
+PID2=$(systemctl show -p MainPID --value $U)
+if [ -n "$postinst" ] && [ -x "$postinst" ]; then
+	timeout 150 "$postinst" configure "$version" > "$ART/admin-postinst.log" 2>&1; prc=$?
+	note "postinst configure $version: exit $prc"
+	if [ "$(systemctl show -p MainPID --value $U)" = "$PID2" ]; then
+		skip "a package upgrade keeps the mounted device" "the postinst did not restart the unit"
+	else
+		wait_dev fs
+		check "a package upgrade (the postinst restarting the unit) keeps the mounted device: same node, writable, no fs error" eval \
+			'[ $prc -eq 0 ] && [ "$(dst fs path)" = "$FSDEV" ] &&
+			 head -c $MiB /dev/urandom > "$M/after-upgrade" && sync "$M/after-upgrade" &&
+			 fs_clean "$FSDEV" && [ "$(sum "$M/before")" = "$SUM" ]'
+	fi
+else
+	skip "a package upgrade keeps the mounted device" "no postinst of iou-offload installed"
+fi
+
+# ---- stop with the device mounted: handed over, not deleted; start takes it over ----
+timed stop
+check "systemctl stop with a device mounted returns promptly, exit 0, and leaves the device for the next daemon" \
+	eval '[ $rc -eq 0 ] && [ $secs -lt 60 ] && [ -b "$FSDEV" ] && [ -e "$CKDIR/device-fs.ublk" ]'
+$BIN status > "$ART/admin-status-stopped.txt" 2>&1
+check "status says the daemon is not running" grep -q "not running" "$ART/admin-status-stopped.txt"
+timed start
+wait_dev fs
+check "systemctl start takes it over: same node, the file system writable" eval \
+	'[ $rc -eq 0 ] && [ "$(dst fs path)" = "$FSDEV" ] &&
+	 head -c $MiB /dev/urandom > "$M/after-stop" && sync "$M/after-stop"'
+umount "$M"
+check "after the reloads, restarts and the stop: fsck -f clean, no fs error" eval \
+	'fsck.ext4 -f -n "$FSDEV" > "$ART/admin-fsck.log" 2>&1 && fs_clean "$FSDEV"'
+timed stop
+check "unmounted, the device goes with the daemon: no node, no recovery id" eval \
+	'[ $rc -eq 0 ] && [ ! -e "$FSDEV" ] && [ ! -e "$CKDIR/device-fs.ublk" ]'
+
+# ---- kill -9, then stop: nothing left behind ----
+sysconf "$OTHER"
+systemctl start $U
+wait_dev other
+OTH=$(dst other path)
+systemctl kill -s KILL $U
+timed stop
+for i in $(seq 50); do [ ! -e "$OTH" ] && break; sleep 0.2; done
+check "kill -9 then systemctl stop: the device is gone, and its recovery id" eval \
+	'[ ! -e "$OTH" ] && [ ! -e "$CKDIR/device-other.ublk" ] && [ -z "$(ls /sys/class/ublk-char 2>/dev/null)" ]'
+$BIN status > "$ART/admin-status-killed.txt" 2>&1
+check "status says the daemon is not running" grep -q "not running" "$ART/admin-status-killed.txt"
+
+# ---- a reload the service cannot see: refused, and systemctl reload says so ----
+sysconf "$OTHER"
+systemctl start $U
+wait_dev other
+truncate -s $((8 * MiB)) /tmp/iou-admin-private
+sysconf "$OTHER
+	[device intmp]
+	target = linear
+	engine = uring
+	backing = /tmp/iou-admin-private
+	[device new]
+	target = linear
+	engine = uring
+	backing = $T/n0"
+$BIN --check-config /etc/iou-offloadd.conf > "$ART/admin-check-tmp.txt" 2>&1; crc=$?
+note "--check-config from a shell (the host's /tmp): exit $crc"
+timed reload
+check "systemctl reload fails when the service cannot see a backing (PrivateTmp=yes)" eval \
+	'[ $rc -ne 0 ] && [ $rc -ne 124 ]'
+check "and says which file and why" eval \
+	'jrnl | grep -q "backing = ./tmp/iou-admin-private.: does not exist"'
+check "nothing of that edit was applied, the running devices are untouched" eval \
+	'[ -z "$(dst new path)" ] && [ -b "$(dst other path)" ] && systemctl is-active -q $U'
+systemctl stop $U
+rm -f /tmp/iou-admin-private
+
+journalctl -u $U --no-pager --since "@$SINCE" > "$ART/admin-journal.log" 2>&1
+rm -f "$DROPIN"
+systemctl daemon-reload
+rm -rf "$T"
+plan
+summary
+tap_status
