@@ -4,8 +4,8 @@
  *
  *   iou-offload-checkpoint 1
  *   fingerprint=...   state=...   done=...   total=...
- *   source.N=dev:ino:size:mtime_ns
- *   dest.N=dev:ino:size:mtime_ns
+ *   source.N=dev:ino:size:mtime_ns:ctime_ns
+ *   dest.N=dev:ino:size:mtime_ns:ctime_ns   (size and times 0: not recorded)
  *
  * The pipeline only moves `done` past bytes whose destination writes were
  * completed *and* flushed (fdatasync) before the save, so a crash at any
@@ -67,11 +67,13 @@ int checkpoint_format(const struct checkpoint *c, const char *name, char *buf, s
 	OUT("total=%" PRIu64 "\n", c->total);
 	OUT("updated=%" PRIu64 "\n", c->updated);
 	for (int i = 0; i < c->nr_sources; i++)
-		OUT("source.%d=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 "\n", i,
-		    c->src[i].dev, c->src[i].ino, c->src[i].size, c->src[i].mtime_ns);
+		OUT("source.%d=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 "\n",
+		    i, c->src[i].dev, c->src[i].ino, c->src[i].size, c->src[i].mtime_ns,
+		    c->src[i].ctime_ns);
 	for (int i = 0; i < c->nr_dests; i++)
-		OUT("dest.%d=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 "\n", i,
-		    c->dst[i].dev, c->dst[i].ino, c->dst[i].size, c->dst[i].mtime_ns);
+		OUT("dest.%d=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 "\n",
+		    i, c->dst[i].dev, c->dst[i].ino, c->dst[i].size, c->dst[i].mtime_ns,
+		    c->dst[i].ctime_ns);
 	OUT("end\n");
 #undef OUT
 	/* what follows "end" is never read */
@@ -106,14 +108,16 @@ int checkpoint_rewrite(int fd, const char *buf, int len)
 	return fdatasync(fd) < 0 ? -errno : 0;
 }
 
+/* dev:ino:size:mtime_ns[:ctime_ns]: records before ctime have four fields */
 static int parse_ident(const char *v, struct file_ident *id)
 {
 	char tail;
+	int n;
 
-	if (sscanf(v, "%" SCNu64 ":%" SCNu64 ":%" SCNu64 ":%" SCNd64 "%c",
-		   &id->dev, &id->ino, &id->size, &id->mtime_ns, &tail) != 4)
-		return -EINVAL;
-	return 0;
+	id->ctime_ns = 0;
+	n = sscanf(v, "%" SCNu64 ":%" SCNu64 ":%" SCNu64 ":%" SCNd64 ":%" SCNd64 "%c",
+		   &id->dev, &id->ino, &id->size, &id->mtime_ns, &id->ctime_ns, &tail);
+	return n == 4 || n == 5 ? 0 : -EINVAL;
 }
 
 struct ckpt_reading {
@@ -224,7 +228,14 @@ static bool ident_same_file(const struct file_ident *a, const struct file_ident 
 
 static bool ident_same_content(const struct file_ident *a, const struct file_ident *b)
 {
-	return ident_same_file(a, b) && a->size == b->size && a->mtime_ns == b->mtime_ns;
+	return ident_same_file(a, b) && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	       (!a->ctime_ns || !b->ctime_ns || a->ctime_ns == b->ctime_ns);
+}
+
+/* a record of a stopped pipeline holds its destinations as they were left */
+static bool ident_recorded(const struct file_ident *id)
+{
+	return id->size || id->mtime_ns || id->ctime_ns;
 }
 
 enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
@@ -272,6 +283,15 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 		}
 		snprintf(why, why_len, "finished before and nothing changed: nothing to do");
 		return RESUME_SKIP;
+	}
+	for (int i = 0; i < nr_dst && c->state != CKPT_RUNNING; i++) {
+		/* a stop flushed every write first: anything since is not ours */
+		if (ident_recorded(&c->dst[i]) && !ident_same_content(&c->dst[i], &dst[i])) {
+			snprintf(why, why_len,
+				 "destination %d changed while the pipeline was stopped (size, "
+				 "mtime or ctime): starting at 0", i);
+			return RESUME_FRESH;
+		}
 	}
 	if (c->done == 0) {
 		snprintf(why, why_len, "checkpoint at 0: starting at 0");

@@ -8,12 +8,17 @@
 
 #include "config.h"
 
-/* who a file is: a changed source means the copy must start over */
+/*
+ * who a file is: a changed source means the copy must start over. ctime
+ * catches a change whose mtime was put back (touch -d, cp -p, tar);
+ * 0 where it is unknown (a checkpoint written before it was recorded).
+ */
 struct file_ident {
 	uint64_t dev;
 	uint64_t ino;
 	uint64_t size;
 	int64_t mtime_ns;
+	int64_t ctime_ns;
 };
 
 enum ckpt_state {
@@ -31,7 +36,8 @@ struct checkpoint {
 	int nr_sources;
 	int nr_dests;
 	struct file_ident src[CONFIG_MAX_FILES];
-	struct file_ident dst[CONFIG_MAX_FILES];	/* size/mtime: when finished */
+	/* size, mtime, ctime: when finished, or stopped with every write flushed */
+	struct file_ident dst[CONFIG_MAX_FILES];
 	uint64_t updated;		/* unix seconds */
 };
 

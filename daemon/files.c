@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <libgen.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,9 +33,9 @@ int files_fail(struct file_set *fs, int err, const char *fmt, ...)
 	return err;
 }
 
-static int64_t mtime_ns(const struct stat *st)
+static int64_t ts_ns(const struct timespec *ts)
 {
-	return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
 int file_identify(struct file_slot *f)
@@ -59,7 +60,8 @@ int file_identify(struct file_slot *f)
 	f->is_bdev = false;
 	f->size = st.st_size;
 	f->ident = (struct file_ident){
-		.dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime_ns = mtime_ns(&st),
+		.dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+		.mtime_ns = ts_ns(&st.st_mtim), .ctime_ns = ts_ns(&st.st_ctim),
 	};
 	return 0;
 }
@@ -99,17 +101,64 @@ static int dest_dir_writable(const char *path)
 	return ret;
 }
 
+static const char *special_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) ? "a character device" : S_ISDIR(m) ? "a directory" : NULL;
+}
+
+/*
+ * What is there, before it is opened: opening a FIFO blocks until the other
+ * end comes (no SIGTERM would end the daemon then), and a character device
+ * may act on an open. A dangling symbolic link is named as one, not as a
+ * file that "exists" when it is created.
+ */
+static int check_kind(struct file_set *fs, const char *path, bool dest)
+{
+	const char *what = dest ? "destination" : "source";
+	const char *kind;
+	struct stat st;
+	char target[256];
+	ssize_t n;
+
+	if (stat(path, &st) == 0) {
+		kind = special_kind(st.st_mode);
+		if (kind)
+			return files_fail(fs, -EINVAL, "%s %s is %s: only regular files and "
+					     "block devices are copied", what, path, kind);
+		return 0;
+	}
+	if (errno == ENOENT && (n = readlink(path, target, sizeof(target) - 1)) >= 0) {
+		target[n] = '\0';
+		return files_fail(fs, -ENOENT, "%s %s is a dangling symbolic link (to %s): "
+				     "make its target, or remove the link", what, path, target);
+	}
+	return 0;	/* open() says what is wrong */
+}
+
 static int open_one(struct file_set *fs, struct file_slot *f, const char *path,
 		    bool dest)
 {
 	const struct pipeline_settings *s = &fs->cfg->s;
-	int flags = O_CLOEXEC | (s->direct ? O_DIRECT : 0), ret;
+	/* O_NONBLOCK: a FIFO put in place after the check must not block the open */
+	int flags = O_CLOEXEC | O_NONBLOCK | (s->direct ? O_DIRECT : 0), ret;
 
 	f->path = path;
 	f->fd = -1;
 	f->missing = f->created = false;
+	ret = check_kind(fs, path, dest);
+	if (ret)
+		return ret;
 	flags |= dest ? O_WRONLY : O_RDONLY;
 	f->fd = open(path, flags);
+	/* io_uring returns -EAGAIN for an O_NONBLOCK file instead of waiting */
+	if (f->fd >= 0 && fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		ret = -errno;
+		close(f->fd);
+		f->fd = -1;
+		return files_fail(fs, ret, "cannot open %s %s: %s",
+				     dest ? "destination" : "source", path, strerror(-ret));
+	}
 	if (f->fd < 0) {
 		ret = -errno;
 		if (dest && ret == -ENOENT && s->create) {
@@ -236,6 +285,79 @@ static int lock_claim(struct file_set *fs, struct file_slot *f, bool dest, int i
 	return 0;
 }
 
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* is @st one of the files in directory @dir (a hard link to it, say)? */
+static bool is_entry_of(const char *dir, const struct stat *st)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat es;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d)))
+		found = fstatat(dirfd(d), e->d_name, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
+			S_ISREG(es.st_mode) && same_inode(&es, st);
+	closedir(d);
+	return found;
+}
+
+/* is the directory that holds @path (through any links) @dir or below it? */
+static bool is_inside(const char *path, const struct stat *dir)
+{
+	char *copy = strdup(path), *real;
+	struct stat st;
+	bool inside = false;
+
+	if (!copy)
+		return false;
+	real = realpath(dirname(copy), NULL);
+	free(copy);
+	if (!real)
+		return false;
+	for (char *end; !inside; *end = '\0') {
+		inside = stat(real[0] ? real : "/", &st) == 0 && same_inode(&st, dir);
+		end = strrchr(real, '/');
+		if (!end || (end == real && !real[1]))
+			break;
+	}
+	free(real);
+	return inside;
+}
+
+/*
+ * The daemon's own files (checkpoints, device ids, the status file) are
+ * never data: a copy onto a checkpoint would report success and hold the
+ * checkpoint. By identity, so no other path to them gets through.
+ */
+static int check_private(struct file_set *fs, const struct file_slot *f, bool dest)
+{
+	static const char *const keys[] = { "state_dir", "runtime_dir" };
+	struct stat dir, st;
+
+	for (int k = 0; k < 2; k++) {
+		const char *d = fs->private_dirs[k];
+		bool hit;
+
+		if (!d || stat(d, &dir) < 0 || !S_ISDIR(dir.st_mode))
+			continue;
+		hit = is_inside(f->path, &dir);
+		if (!hit && f->fd >= 0 && !f->is_bdev && fstat(f->fd, &st) == 0)
+			hit = is_entry_of(d, &st);
+		if (hit)
+			return files_fail(fs, -EINVAL, "%s %s is in %s %s, the daemon's own "
+					     "files (checkpoints, device ids, status): choose a "
+					     "path outside it", dest ? "destination" : "source",
+					     f->path, keys[k], d);
+	}
+	return 0;
+}
+
 int files_open(struct file_set *fs)
 {
 	const struct pipeline_config *pc = fs->cfg;
@@ -250,6 +372,16 @@ int files_open(struct file_set *fs)
 	for (int i = 0; i < pc->nr_dests; i++) {
 		fs->nr_dst = i + 1;
 		ret = open_one(fs, &fs->dst[i], pc->dests[i], true);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < fs->nr_src; i++) {
+		ret = check_private(fs, &fs->src[i], false);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < fs->nr_dst; i++) {
+		ret = check_private(fs, &fs->dst[i], true);
 		if (ret)
 			return ret;
 	}

@@ -32,6 +32,8 @@ struct file_set {
 	struct file_slot dst[CONFIG_MAX_FILES];
 	int nr_src, nr_dst;
 	bool check_only;	/* --check-config --open: open and check, change nothing */
+	/* state_dir, runtime_dir: the daemon's own files, never a source or destination */
+	const char *private_dirs[2];
 	char msg[512];		/* what the last failure was */
 };
 

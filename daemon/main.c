@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "config.h"
 #include "pipeline.h"
 #include "daemon.h"
+#include "daemon_dirs.h"
 #include "log.h"
 #include "reload.h"
 #include "status.h"
@@ -146,17 +148,27 @@ static void log_discard(enum log_level level, const char *msg, void *arg)
 static int check_config_open(const struct daemon_config *cfg)
 {
 	struct pipeline_run *pr = calloc(1, sizeof(*pr));
-	int bad = 0;
+	int bad = 0, bad_dirs = 0;
 
 	if (!pr)
 		return DAEMON_EXIT_FAILED;
+	for (int i = 0; i < 2; i++) {
+		char msg[4600];
+
+		if (daemon_dir_check(i ? "runtime_dir" : "state_dir",
+				     i ? cfg->runtime_dir : cfg->state_dir, msg, sizeof(msg))) {
+			fprintf(stderr, "%s: [daemon]: %s\n", cfg->path, msg);
+			bad_dirs++;
+		}
+	}
+	bad = bad_dirs;
 	log_set_sink(log_discard, NULL);	/* the findings are printed below */
 	for (int i = 0; i < cfg->nr_pipelines; i++) {
 		const struct pipeline_config *pc = &cfg->pipelines[i];
 		struct pipeline_status st;
 		_Atomic bool stop = false;
 		struct run_env env = {
-			.state_dir = cfg->state_dir, .stop = &stop, .wake_fd = -1, .main_fd = -1,
+			.state_dir = cfg->state_dir, .runtime_dir = cfg->runtime_dir, .stop = &stop, .wake_fd = -1, .main_fd = -1,
 			.status = &st,
 		};
 
@@ -172,8 +184,8 @@ static int check_config_open(const struct daemon_config *cfg)
 	}
 	log_set_sink(NULL, NULL);
 	free(pr);
-	if (bad)
-		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad);
+	if (bad > bad_dirs)
+		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad - bad_dirs);
 	/* devices: their members as a device holds them, exclusively */
 	int bad_devices = devices_check_open(cfg, stderr);
 
@@ -221,33 +233,52 @@ static int check_config(const char *path, bool open_files)
 	return 0;
 }
 
+/*
+ * A dead daemon's status file is as old as its last write (once a second);
+ * what a restart resumes from is the checkpoint: read that instead
+ */
+static void status_from_checkpoints(struct status_report *r, const char *state_dir)
+{
+	struct checkpoint ck;
+
+	for (int i = 0; state_dir && i < r->nr; i++)
+		if (checkpoint_load(state_dir, r->entries[i].name, &ck) == 0 &&
+		    ck.state != CKPT_FINISHED)
+			r->entries[i].bytes_durable = ck.done;
+}
+
+/* 0: running; 3: not running (as systemctl status); 1: no status to read */
 static int show_status(const char *config_path, const char *status_file)
 {
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
 	struct status_report r;
 	char path[4200];
+	bool alive;
 	int ret;
 
+	/* the status file and the checkpoints live in the configured directories */
+	ret = config_load(config_path, &cfg, &errs);
+	config_errors_free(&errs);
 	if (!status_file) {
-		struct config_errors errs = { 0 };
-		struct daemon_config cfg;
-
-		/* the status file lives in the configured runtime_dir */
-		ret = config_load(config_path, &cfg, &errs);
-		config_errors_free(&errs);
 		snprintf(path, sizeof(path), "%s/%s",
 			 cfg.runtime_dir ? cfg.runtime_dir : "/run/iou-offload", STATUS_FILE_NAME);
-		config_free(&cfg);
 		status_file = path;
 	}
 	ret = status_read(status_file, &r);
 	if (ret) {
 		fprintf(stderr, "iou-offloadd status: cannot read %s: %s (is the daemon "
 			"running?)\n", status_file, strerror(-ret));
+		config_free(&cfg);
 		return ret == -ENOENT ? 3 : 1;
 	}
+	alive = status_daemon_alive(r.pid);
+	if (!alive)
+		status_from_checkpoints(&r, cfg.state_dir);
 	status_print(stdout, &r, time(NULL));
 	status_report_free(&r);
-	return 0;
+	config_free(&cfg);
+	return alive ? 0 : 3;
 }
 
 /* stderr is the journal when $JOURNAL_STREAM names it (systemd.exec(5)) */

@@ -115,9 +115,15 @@ int pipeline_execute(struct pipeline_run *pr)
 	if (ret == 0)
 		ret = finish(pr);
 	if (ret == -EINTR) {
-		ckpt_wind_down(pr, CKPT_STOPPED);
-		log_notice("pipeline %s: stopped at byte %" PRIu64 " of %" PRIu64
-			   " (checkpointed)", pr->cfg.name, pr->durable, pr->plan.p.length);
+		if (ckpt_wind_down(pr, CKPT_STOPPED) == 0)
+			log_notice("pipeline %s: stopped at byte %" PRIu64 " of %" PRIu64
+				   " (checkpointed)", pr->cfg.name, pr->durable,
+				   pr->plan.p.length);
+		else
+			log_warning("pipeline %s: stopped, not checkpointed: a restart resumes "
+				    "at the last checkpoint written (byte %" PRIu64 " of %" PRIu64
+				    ", if it is still there)", pr->cfg.name, pr->durable,
+				    pr->plan.p.length);
 		return -EINTR;
 	}
 	if (ret) {

@@ -46,7 +46,7 @@ void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w);
 void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res);
 int ckpt_sync_dests(struct pipeline_run *pr, bool full);
 /* stopped or failed: record what is durable, never more */
-void ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
+int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
 
 /* driver.c: keep the chains in flight until the plan is done, a stop or an error */
 int pipeline_drive_chains(struct pipeline_run *pr);

@@ -229,6 +229,8 @@ static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
 		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
 	pr->fs.cfg = &pr->cfg;
+	pr->fs.private_dirs[0] = env->state_dir;
+	pr->fs.private_dirs[1] = env->runtime_dir;
 	return pipeline_config_dup(pc, &pr->cfg);
 }
 
@@ -312,8 +314,17 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		}
 	}
 	t[4] = clock_mono_ns();
-	/* a record from the start: the destinations' identities are in it */
-	ckpt_write(pr, CKPT_RUNNING, pr->plan.p.start);
+	/*
+	 * a record from the start: the destinations' identities are in it. A
+	 * pipeline that cannot record its progress would copy with nothing to
+	 * resume from and fail at the end: refuse it before it copies
+	 */
+	ret = ckpt_write(pr, CKPT_RUNNING, pr->plan.p.start);
+	if (ret) {
+		files_remove_created(&pr->fs);
+		return pipeline_fail(pr, ret, "cannot write its checkpoint in state_dir %s: %s; "
+				     "nothing was copied", env->state_dir, strerror(-ret));
+	}
 	t[5] = clock_mono_ns();
 	log_info("pipeline %s: %s %" PRIu64 " bytes in %" PRIu64 " blocks of %u, "
 		 "%d chains, %s engine%s; ready in %.3f s (files %.3f, plan %.3f, ring and "

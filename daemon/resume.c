@@ -94,8 +94,9 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	idents(pr->fs.src, pr->fs.nr_src, c->src);
 	for (int i = 0; i < pr->fs.nr_dst; i++) {
 		c->dst[i] = pr->fs.dst[i].ident;
-		if (state != CKPT_FINISHED)
-			c->dst[i].size = c->dst[i].mtime_ns = 0;
+		/* writes may still land: who the file is, not what it holds */
+		if (state == CKPT_RUNNING || (state != CKPT_FINISHED && !pr->dests_settled))
+			c->dst[i].size = c->dst[i].mtime_ns = c->dst[i].ctime_ns = 0;
 	}
 	c->updated = time(NULL);
 }
@@ -490,12 +491,22 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full)
  * to each open file once, and the pages it lost are clean by then. So after
  * a failed fsync the checkpoint stays where the last good one put it.
  */
-void ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state)
+/*
+ * Every write has completed: flush, and record the destinations as they are
+ * left (size, mtime, ctime), so that the next run sees a change made while
+ * the pipeline was not running. 0, or -errno when the record was not written.
+ */
+int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state)
 {
 	uint64_t w = ckpt_watermark_now(pr);
 
-	if (!pr->sync_failed && ckpt_sync_dests(pr, false) == 0 && w > pr->durable)
-		ckpt_write(pr, state, w);
-	else
-		ckpt_write(pr, state, pr->durable);
+	if (!pr->sync_failed && ckpt_sync_dests(pr, false) == 0) {
+		pr->dests_settled = true;
+		for (int d = 0; d < pr->fs.nr_dst && pr->dests_settled; d++)
+			if (pr->fs.dst[d].fd >= 0 && file_identify(&pr->fs.dst[d]))
+				pr->dests_settled = false;
+		if (w > pr->durable)
+			return ckpt_write(pr, state, w);
+	}
+	return ckpt_write(pr, state, pr->durable);
 }

@@ -127,6 +127,11 @@ int status_read(const char *path, struct status_report *r)
 /* the pid is a live iou-offloadd (not a process that reused the number) */
 static bool daemon_alive(pid_t pid)
 {
+	return status_daemon_alive(pid);
+}
+
+bool status_daemon_alive(pid_t pid)
+{
 	char path[64], comm[32] = "";
 	FILE *f;
 
@@ -197,7 +202,7 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 			e->bpf_ops, e->errors);
 		if (stale)
 			fprintf(out, "  the daemon ended while this pipeline was %s; what was "
-				"durable (byte %" PRIu64 ") is kept, a restart resumes there\n",
+				"durable is kept: a restart resumes at byte %" PRIu64 "\n",
 				e->state, e->bytes_durable);
 		if (e->bytes_done > e->bytes_resumed)
 			fprintf(out, "  memcpy'd per byte moved: %.2f (by IORING_OP_BPF in the kernel: "

@@ -64,5 +64,7 @@ int status_read(const char *path, struct status_report *r);
 void status_report_free(struct status_report *r);
 /* the table `iou-offloadd status` prints */
 void status_print(FILE *out, const struct status_report *r, uint64_t now);
+/* @pid is a live iou-offloadd (not a process that reused the number) */
+bool status_daemon_alive(pid_t pid);
 
 #endif

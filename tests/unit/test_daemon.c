@@ -19,194 +19,12 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "status.h"
-#include "testutil.h"
+#include "daemon_fx.h"
 
 #ifndef IOU_BIN
 #error "IOU_BIN: path of the iou-offloadd binary under test"
 #endif
 
-struct fx {
-	char *dir;
-	char *conf;
-	char *out;	/* stdout and stderr of the last command */
-	char *err;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	f->dir = tu_mkdtemp("daemon");
-	f->conf = tu_path(f->dir, "iou.conf");
-	f->out = tu_path(f->dir, "stdout");
-	f->err = tu_path(f->dir, "stderr");
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	tu_rmrf(f->dir);
-	free(f->dir);
-	free(f->conf);
-	free(f->out);
-	free(f->err);
-	free(f);
-	return 0;
-}
-
-/* config with @D for the test directory; [daemon] dirs under it */
-static void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines)
-{
-	size_t len = strlen(pipelines) * 4 + 4096;
-	char *buf = malloc(len);
-	int n;
-
-	n = snprintf(buf, len, "[daemon]\nstate_dir = %s/state\nruntime_dir = %s/run\n"
-		     "engine = uring\n%s", f->dir, f->dir, extra_daemon);
-	tu_subst_dir(buf + n, len - n, pipelines, f->dir);
-	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
-	free(buf);
-}
-
-static pid_t spawn(struct fx *f, char *const argv[])
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		unsetenv("NOTIFY_SOCKET");
-		unsetenv("WATCHDOG_USEC");
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* exit status, or -1 on timeout (the child is killed then) */
-static int wait_exit(pid_t pid, int timeout_s)
-{
-	for (int i = 0; i < timeout_s * 100; i++) {
-		int st;
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -1;
-}
-
-static int run_bin(struct fx *f, char *const argv[])
-{
-	return wait_exit(spawn(f, argv), 120);
-}
-
-static char *slurp(const char *path)
-{
-	size_t len;
-	char *s = tu_read_file(path, &len);
-
-	if (!s)
-		return strdup("");
-	s[len] = '\0';
-	return s;
-}
-
-static bool file_has(const char *path, const char *needle)
-{
-	char *s = slurp(path);
-	bool found = strstr(s, needle) != NULL;
-
-	if (!found)
-		print_message("%s does not contain '%s'; it has:\n%s\n", path, needle, s);
-	free(s);
-	return found;
-}
-
-static void make_src(struct fx *f, const char *name, size_t len, uint64_t seed)
-{
-	char *p = tu_path(f->dir, name);
-	uint8_t *buf = malloc(len);
-
-	tu_fill(buf, len, seed);
-	assert_int_equal(tu_write_file(p, buf, len), 0);
-	free(buf);
-	free(p);
-}
-
-static void same_files(struct fx *f, const char *a, const char *b)
-{
-	char *pa = tu_path(f->dir, a), *pb = tu_path(f->dir, b);
-	size_t la, lb;
-	void *da = tu_read_file(pa, &la), *db = tu_read_file(pb, &lb);
-
-	assert_non_null(da);
-	assert_non_null(db);
-	assert_int_equal(la, lb);
-	assert_true(memcmp(da, db, la) == 0);
-	free(da);
-	free(db);
-	free(pa);
-	free(pb);
-}
-
-/* the pipeline's entry in the daemon's status file, if there is one yet */
-static bool status_of(struct fx *f, const char *name, struct status_entry *out)
-{
-	char path[4096];
-	struct status_report r;
-	bool found = false;
-
-	snprintf(path, sizeof(path), "%s/run/status", f->dir);
-	if (status_read(path, &r))
-		return false;
-	for (int i = 0; i < r.nr; i++) {
-		if (!strcmp(r.entries[i].name, name)) {
-			*out = r.entries[i];
-			found = true;
-		}
-	}
-	status_report_free(&r);
-	return found;
-}
-
-static bool wait_state(struct fx *f, const char *name, const char *state, int timeout_s)
-{
-	struct status_entry e;
-
-	for (int i = 0; i < timeout_s * 50; i++) {
-		if (status_of(f, name, &e) && !strcmp(e.state, state))
-			return true;
-		usleep(20000);
-	}
-	return false;
-}
-
-static bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int timeout_s)
-{
-	struct status_entry e;
-
-	for (int i = 0; i < timeout_s * 500; i++) {
-		if (status_of(f, name, &e) && e.bytes_done >= bytes)
-			return true;
-		usleep(2000);
-	}
-	return false;
-}
-
-/* one pipeline copying @D/src to @D/out, the slow runs' subject */
-#define BIG_COPY "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n"
 
 /* ---- tests ---- */
 
@@ -358,7 +176,8 @@ static void status_command_prints_each_pipeline(void **state)
 	write_conf(f, "", "[pipeline alpha]\ntransform = copy\nsource = @D/src\n"
 		   "destination = @D/a\n");
 	assert_int_equal(run_bin(f, run_argv), 0);
-	assert_int_equal(run_bin(f, st_argv), 0);
+	/* the daemon has exited: 3, "not running", as systemctl status says it */
+	assert_int_equal(run_bin(f, st_argv), 3);
 	assert_true(file_has(f->out, "PIPELINE"));
 	assert_true(file_has(f->out, "alpha"));
 	assert_true(file_has(f->out, "finished"));
@@ -804,7 +623,7 @@ static void status_of_a_pipeline_that_failed_at_open_shows_no_percentage(void **
 	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/missing\n"
 		   "destination = @D/a\n");
 	assert_int_equal(run_bin(f, once), 1);
-	assert_int_equal(run_bin(f, st), 0);
+	assert_int_equal(run_bin(f, st), 3);
 	assert_true(file_has(f->out, "failed"));
 	assert_false(strstr(slurp(f->out), "100.0%"));
 	assert_true(file_has(f->out, "error: cannot open source"));
@@ -825,10 +644,10 @@ static void status_after_kill_9_says_the_pipeline_was_interrupted(void **state)
 	assert_true(wait_state(f, "big", "running", 60));
 	kill(pid, SIGKILL);
 	wait_exit(pid, 30);
-	assert_int_equal(run_bin(f, st), 0);
+	assert_int_equal(run_bin(f, st), 3);
 	assert_true(file_has(f->out, "not running"));
 	assert_true(file_has(f->out, "interrupted"));
-	assert_true(file_has(f->out, "a restart resumes there"));
+	assert_true(file_has(f->out, "a restart resumes at byte"));
 	assert_int_equal(count_lines(f->out, "big              interrupted"), 1);
 }
 
@@ -1426,87 +1245,87 @@ static void a_checkpoint_longer_than_a_sector_is_renamed_into_place(void **state
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, setup, teardown),
-		cmocka_unit_test_setup_teardown(unknown_option_exits_2, setup, teardown),
-		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_78, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_78, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			broken_config_refuses_to_start_with_the_message_and_exits_78,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(once_runs_every_pipeline_and_exits_0, setup, teardown),
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(once_runs_every_pipeline_and_exits_0, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(the_kernel_is_probed_only_for_a_pipeline_that_may_use_bpf,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(once_exits_when_its_pipeline_ends_not_at_the_next_tick,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(once_exits_1_when_a_pipeline_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(status_command_prints_each_pipeline, setup, teardown),
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(once_exits_1_when_a_pipeline_fails, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(status_command_prints_each_pipeline, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(sighup_adds_a_pipeline_and_rejects_a_broken_config,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(sigterm_mid_copy_checkpoints_and_restart_finishes,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigterm_exits_3, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigint_exits_3, setup,
-						teardown),
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigterm_exits_3, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(once_stopped_part_way_by_sigint_exits_3, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			two_pipelines_with_one_destination_are_refused_and_nothing_is_written,
-			setup, teardown),
+			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			reload_adding_a_writer_of_a_running_destination_is_rejected, setup, teardown),
+			reload_adding_a_writer_of_a_running_destination_is_rejected, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			a_pipeline_added_by_reload_reuses_the_buffers_of_one_that_ended, setup, teardown),
+			a_pipeline_added_by_reload_reuses_the_buffers_of_one_that_ended, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(buffer_cache_0_keeps_no_buffers_between_runs,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			a_second_daemon_cannot_write_what_the_first_is_writing, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_refused_pipeline_creates_no_destination, setup,
-						teardown),
+			a_second_daemon_cannot_write_what_the_first_is_writing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_refused_pipeline_creates_no_destination, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			write_errors_behind_the_first_are_one_summary_line, setup, teardown),
+			write_errors_behind_the_first_are_one_summary_line, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			resumed_run_counts_its_rate_from_the_resume_point, setup, teardown),
+			resumed_run_counts_its_rate_from_the_resume_point, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			status_of_a_pipeline_that_failed_at_open_shows_no_percentage, setup,
-			teardown),
+			status_of_a_pipeline_that_failed_at_open_shows_no_percentage, fx_setup,
+			fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			status_after_kill_9_says_the_pipeline_was_interrupted, setup, teardown),
+			status_after_kill_9_says_the_pipeline_was_interrupted, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(once_off_a_terminal_logs_progress_with_an_eta,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(once_on_a_terminal_redraws_one_progress_line,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			a_normal_user_runs_with_xdg_directories_by_default, setup, teardown),
-		cmocka_unit_test_setup_teardown(an_unwritable_runtime_dir_is_named, setup,
-						teardown),
+			a_normal_user_runs_with_xdg_directories_by_default, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(an_unwritable_runtime_dir_is_named, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			check_config_open_reports_every_finding_at_its_line_and_changes_nothing,
-			setup, teardown),
+			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_open_accepts_a_startable_config,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(memlock_too_small_names_ulimit_and_limitmemlock,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(kill_9_mid_copy_then_restart_finishes_identical,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			kill_9_recopies_at_most_a_queue_depth_past_the_checkpoint, setup, teardown),
+			kill_9_recopies_at_most_a_queue_depth_past_the_checkpoint, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again, setup,
-			teardown),
+			failed_fsync_keeps_the_checkpoint_and_the_next_run_copies_again, fx_setup,
+			fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			writeback_error_pending_at_open_is_a_warning_and_the_copy_finishes,
-			setup, teardown),
-		cmocka_unit_test_setup_teardown(enter_count_matches_strace, setup, teardown),
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(enter_count_matches_strace, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			checkpoints_record_only_flushed_ranges_that_tile_the_copy, setup, teardown),
+			checkpoints_record_only_flushed_ranges_that_tile_the_copy, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_run_rewrites_its_one_sector_checkpoint_in_place,
-						setup, teardown),
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			a_checkpoint_longer_than_a_sector_is_renamed_into_place, setup, teardown),
-		cmocka_unit_test_setup_teardown(checkpoints_do_not_fsync_on_the_pipeline_thread, setup,
-						teardown),
+			a_checkpoint_longer_than_a_sector_is_renamed_into_place, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(checkpoints_do_not_fsync_on_the_pipeline_thread, fx_setup,
+						fx_teardown),
 	};
 
 	return cmocka_run_group_tests_name("iou-offloadd binary", tests, NULL, NULL);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IOU_DAEMON_FX_H
+#define IOU_DAEMON_FX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "status.h"
+#include "testutil.h"
+
+struct fx {
+	char *dir;
+	char *conf;
+	char *out;	/* stdout and stderr of the last command */
+	char *err;
+};
+
+/* cmocka setup/teardown: a scratch directory and the paths in it */
+int fx_setup(void **state);
+int fx_teardown(void **state);
+/* config with @D for the test directory; [daemon] dirs under it */
+void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines);
+/* @argv run with stdout and stderr into f->out and f->err */
+pid_t spawn(struct fx *f, char *const argv[]);
+/* exit status, or -1 on timeout (the child is killed then) */
+int wait_exit(pid_t pid, int timeout_s);
+int run_bin(struct fx *f, char *const argv[]);
+/* a whole file as a string ("" if missing) */
+char *slurp(const char *path);
+bool file_has(const char *path, const char *needle);
+/* @D/@name: @len bytes of seed @seed */
+void make_src(struct fx *f, const char *name, size_t len, uint64_t seed);
+/* @D/@a and @D/@b hold the same bytes */
+void same_files(struct fx *f, const char *a, const char *b);
+/* the pipeline's entry in the daemon's status file, if there is one yet */
+bool status_of(struct fx *f, const char *name, struct status_entry *out);
+bool wait_state(struct fx *f, const char *name, const char *state, int timeout_s);
+bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int timeout_s);
+
+/* one pipeline copying @D/src to @D/out, the slow runs' subject */
+#define BIG_COPY "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n"
+
+#endif
