@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "daemon.h"
+#include "daemon_dirs.h"
 #include "log.h"
 #include "notify.h"
 #include "reload.h"
@@ -33,25 +34,11 @@
 #define TICK_MS		500
 #define READY_WAIT_S	120	/* setup of all pipelines, before READY=1 anyway */
 
-static int mkdir_p(const char *path, mode_t mode)
+static void daemon_dirs_unlock(struct daemon *d)
 {
-	char buf[4096];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	for (int i = 0; i < 2; i++)
+		if (d->dir_lock[i] >= 0)
+			close(d->dir_lock[i]);
 }
 
 static void print_config_errors(const struct config_errors *errs)
@@ -74,6 +61,7 @@ static int daemon_start_pipeline(struct daemon *d, const struct pipeline_config 
 {
 	const struct run_env base = {
 		.state_dir = d->cfg.state_dir,
+		.runtime_dir = d->cfg.runtime_dir,
 		.probe = &d->probe,
 		.main_fd = d->event_fd,
 		.pool = &d->pool,
@@ -327,8 +315,10 @@ static void daemon_reload(struct daemon *d)
 	d->cfg.state_dir = d->cfg.runtime_dir = NULL;
 	config_free(&d->cfg);
 	d->cfg = next;
-	for (struct worker *w = d->workers.list; w; w = w->next)
+	for (struct worker *w = d->workers.list; w; w = w->next) {
 		w->env.state_dir = d->cfg.state_dir;
+		w->env.runtime_dir = d->cfg.runtime_dir;
+	}
 	off = strlen(refused);
 	devices_reload(&d->devices, &d->cfg, refused + off, sizeof(refused) - off);
 	log_notice("reloaded %s: %d pipeline(s), %d device(s)%s", d->opts.config_path,
@@ -426,7 +416,7 @@ static int daemon_exit_status(const struct daemon *d)
 int daemon_main(const struct daemon_options *opts)
 {
 	struct config_errors errs = { 0 };
-	struct daemon d = { .opts = *opts, .sigfd = -1, .event_fd = -1 };
+	struct daemon d = { .opts = *opts, .sigfd = -1, .event_fd = -1, .dir_lock = { -1, -1 } };
 	uint64_t ready_deadline, last_status = 0;
 	bool ready = false;
 	int ret;
@@ -443,13 +433,20 @@ int daemon_main(const struct daemon_options *opts)
 	log_set_level(opts->log_level_set ? opts->log_level : d.cfg.log_level);
 
 	for (int i = 0; i < 2; i++) {
+		const char *key = i ? "runtime_dir" : "state_dir";
 		const char *dir = i ? d.cfg.runtime_dir : d.cfg.state_dir;
+		char msg[4600];
+		struct stat a, b;
 
-		ret = mkdir_p(dir, i ? 0755 : 0700);
+		ret = daemon_dir_prepare(key, dir, i ? 0755 : 0700, msg, sizeof(msg));
+		/* one directory for both is held once */
+		if (!ret && !(i && stat(d.cfg.state_dir, &a) == 0 && stat(dir, &b) == 0 &&
+			      a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+			ret = daemon_dir_lock(key, dir, opts->config_path, &d.dir_lock[i], msg,
+					      sizeof(msg));
 		if (ret) {
-			log_err("cannot create %s %s: %s (set %s in [daemon], or run as a user "
-				"who can write there)", i ? "runtime_dir" : "state_dir", dir,
-				strerror(-ret), i ? "runtime_dir" : "state_dir");
+			log_err("%s", msg);
+			daemon_dirs_unlock(&d);
 			config_free(&d.cfg);
 			return DAEMON_EXIT_FAILED;
 		}
@@ -473,6 +470,7 @@ int daemon_main(const struct daemon_options *opts)
 			strerror(-ret));
 		if (d.sigfd >= 0)
 			close(d.sigfd);
+		daemon_dirs_unlock(&d);
 		config_free(&d.cfg);
 		bufpool_destroy(&d.pool);
 		return DAEMON_EXIT_FAILED;
@@ -516,6 +514,7 @@ int daemon_main(const struct daemon_options *opts)
 	ret = daemon_exit_status(&d);
 	log_notice("exiting%s%s", d.workers.failed ? ": some pipelines failed" : "",
 		   ret == DAEMON_EXIT_STOPPED ? ": stopped before every pipeline finished" : "");
+	daemon_dirs_unlock(&d);
 	config_free(&d.cfg);
 	bufpool_destroy(&d.pool);
 	return ret;

@@ -36,6 +36,7 @@ struct daemon_options {
 /* the daemon's one context */
 struct daemon {
 	struct daemon_options opts;
+	int dir_lock[2];		/* state_dir, runtime_dir: held while it runs */
 	struct daemon_config cfg;
 	struct engine_probe probe;
 	struct workers workers;		/* one per pipeline, newest first */

@@ -67,6 +67,7 @@ void pipeline_status_get_engine(struct pipeline_status *st, char *buf, size_t le
 /* set by the daemon, read by the pipeline */
 struct run_env {
 	const char *state_dir;
+	const char *runtime_dir;	/* with state_dir: no source or destination there */
 	const struct engine_probe *probe;
 	_Atomic bool *stop;		/* drain, checkpoint, return */
 	int wake_fd;			/* eventfd the daemon writes to after setting stop; -1 */
@@ -142,6 +143,7 @@ struct pipeline_run {
 	uint64_t ckpt_watermark;	/* durable once the fsyncs in flight finish */
 	int ckpt_fsyncs;		/* fsync CQEs outstanding */
 	bool sync_failed;		/* an fsync failed: what it covered may be lost */
+	bool dests_settled;		/* wound down: all written, flushed, identified */
 	uint64_t synced;		/* flushed by the last checkpoint, once it is recorded */
 	uint64_t flushed;		/* flushed by the last flush that completed */
 	uint64_t wb_started;		/* logical bytes whose writeback was started */
