@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,4 +185,31 @@ bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int timeout_s
 		usleep(2000);
 	}
 	return false;
+}
+
+char *fx_stage_bin(struct fx *f, const char *bin)
+{
+	char *dst = tu_path(f->dir, "iou-offloadd"), *up = strdup(f->dir), *slash;
+	size_t len;
+	void *data;
+	struct stat st;
+
+	/* every directory above must let others through */
+	while ((slash = strrchr(up, '/')) && slash != up) {
+		*slash = '\0';
+		if (stat(up, &st) < 0 || !(st.st_mode & S_IXOTH)) {
+			print_message("%s does not let other users through\n", up);
+			free(up);
+			free(dst);
+			return NULL;
+		}
+	}
+	free(up);
+	data = tu_read_file(bin, &len);
+	assert_non_null(data);
+	assert_int_equal(tu_write_file(dst, data, len), 0);
+	free(data);
+	assert_int_equal(chmod(dst, 0755), 0);
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	return dst;
 }

@@ -39,6 +39,14 @@ bool status_of(struct fx *f, const char *name, struct status_entry *out);
 bool wait_state(struct fx *f, const char *name, const char *state, int timeout_s);
 bool wait_progress(struct fx *f, const char *name, uint64_t bytes, int timeout_s);
 
+/*
+ * @bin copied into the test directory, which is opened to other users, for a
+ * test that runs it as another user: the checkout may be where they cannot
+ * reach (/root is 0700). NULL when a directory above the test directory
+ * keeps them out (the caller skips, saying so).
+ */
+char *fx_stage_bin(struct fx *f, const char *bin);
+
 /* one pipeline copying @D/src to @D/out, the slow runs' subject */
 #define BIG_COPY "[pipeline big]\ntransform = copy\nsource = @D/src\ndestination = @D/out\n"
 

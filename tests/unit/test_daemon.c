@@ -723,13 +723,16 @@ static void once_on_a_terminal_redraws_one_progress_line(void **state)
 static void a_normal_user_runs_with_xdg_directories_by_default(void **state)
 {
 	struct fx *f = *state;
-	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *argv[] = { NULL, "-c", f->conf, "--once", NULL };
 	char buf[1024], path[4200];
 	struct stat st;
 	pid_t pid;
 
 	if (geteuid() != 0)
 		skip();		/* needs to become another user */
+	argv[0] = fx_stage_bin(f, IOU_BIN);
+	if (!argv[0])
+		skip();
 	make_src(f, "src", 1 << 20, 55);
 	snprintf(buf, sizeof(buf), "[pipeline a]\nengine = uring\ntransform = copy\n"
 		 "source = %s/src\ndestination = %s/out\n", f->dir, f->dir);
@@ -838,13 +841,16 @@ static void check_config_open_accepts_a_startable_config(void **state)
 static void memlock_too_small_names_ulimit_and_limitmemlock(void **state)
 {
 	struct fx *f = *state;
-	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *argv[] = { NULL, "-c", f->conf, "--once", NULL };
 	struct rlimit rl = { 64 << 10, 64 << 10 };
 	char buf[1024];
 	pid_t pid;
 
 	if (geteuid() != 0)
 		skip();		/* root has CAP_IPC_LOCK: the child becomes nobody */
+	argv[0] = fx_stage_bin(f, IOU_BIN);
+	if (!argv[0])
+		skip();
 	make_src(f, "src", 8 << 20, 56);
 	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/st\nruntime_dir = %s/rt\n"
 		 "engine = uring\nblock_size = 1M\nqueue_depth = 32\n[pipeline a]\n"
