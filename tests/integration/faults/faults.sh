@@ -8,7 +8,8 @@
 #   dest-eio-direct   destination over dm: linear, then `error` from 20 MiB; O_DIRECT
 #   dest-eio-buffered the same without O_DIRECT: the EIO comes from fdatasync
 #   src-eio-retry     source over dm with 4 MiB of `error`; retries = 20, cleared while retrying
-#   enospc            destination on a nearly full 40 MiB ext4 on a loop device
+#   enospc            destination on a 40 MiB ext4 filled while the source is held
+#                     (a suspended dm device): the fault is where the test puts it
 #   src-truncated     source file truncated while it is being copied
 set -u
 cd "$(dirname "$0")" && . ./common.sh
@@ -18,7 +19,8 @@ MiB=1048576
 cleanup() {
 	systemctl stop iou-offloadd 2>/dev/null
 	umount "$F/small" 2>/dev/null
-	for d in iou-d1 iou-d2 iou-s3; do dmsetup remove --noudevsync "$d" 2>/dev/null; done
+	dmsetup resume iou-src16 2>/dev/null
+	for d in iou-d1 iou-d2 iou-s3 iou-src16; do dmsetup remove --noudevsync "$d" 2>/dev/null; done
 	for l in ${LOOPS:-}; do losetup -d "$l" 2>/dev/null; done
 }
 trap cleanup EXIT
@@ -162,26 +164,28 @@ mkdir -p "$F/small"
 loop=$(newloop "$F/small.img")
 mount "$loop" "$F/small"
 head -c $((16 * MiB)) "$F/src" > "$F/src16"
+# The start checks the free space (statvfs) and refuses a copy that cannot
+# fit; so the disk must fill up under the running copy, as it does when
+# something else writes to it. Its source is a dm device over src16, held
+# (suspended: its reads wait) from before the start until a filler has taken
+# the rest of the file system: every write of the copy then meets ENOSPC,
+# however fast or slow the machine is.
+srcloop=$(newloop "$F/src16")
+dmsetup create iou-src16 --table "0 $((16 * MiB / 512)) linear $srcloop 0"
+dmsetup suspend iou-src16
 sysconf "[pipeline $name]
 	transform = copy
 	$slow
 	direct = yes
 	retries = 0
-	source = $F/src16
+	source = /dev/mapper/iou-src16
 	destination = $F/small/out"
 start_unit
-# The start checks the free space (statvfs) and would refuse a copy that
-# cannot fit; so the disk fills up under the running copy, as it does when
-# something else writes to it. The daemon is paused (SIGSTOP) from the
-# moment the destination holds data until a filler has taken the rest.
-for _ in $(seq 3000); do
-	[ "$(stat -c %s "$F/small/out" 2>/dev/null || echo 0)" -gt 0 ] && break
-	sleep 0.01
-done
-systemctl kill -s SIGSTOP iou-offloadd
 head -c $((64 * MiB)) /dev/zero > "$F/small/filler" 2>/dev/null || true
 sync
-systemctl kill -s SIGCONT iou-offloadd
+check "$name: the copy has written nothing while its source was held" \
+	[ "$(stat -c %s "$F/small/out" 2>/dev/null || echo 0)" -eq 0 ]
+dmsetup resume iou-src16
 note "$name: $(df -h "$F/small" | tail -1)"
 if wait_state "$name" failed 300; then
 	faults=$((faults + 1))
