@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "daemon.h"
 #include "daemon_dirs.h"
+#include "rlimits.h"
 #include "log.h"
 #include "notify.h"
 #include "reload.h"
@@ -453,6 +454,8 @@ int daemon_main(const struct daemon_options *opts)
 	}
 	snprintf(d.status_path, sizeof(d.status_path), "%s/%s", d.cfg.runtime_dir,
 		 STATUS_FILE_NAME);
+	/* 250 pipelines hold over 1000 descriptors: the soft 1024 is not the limit */
+	rlimits_raise_nofile();
 	d.started = time(NULL);
 	d.tty = isatty(STDERR_FILENO) && !getenv("JOURNAL_STREAM");
 	d.watchdog_usec = notify_watchdog_usec();

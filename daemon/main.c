@@ -18,6 +18,7 @@
 #include "pipeline.h"
 #include "daemon.h"
 #include "daemon_dirs.h"
+#include "rlimits.h"
 #include "log.h"
 #include "reload.h"
 #include "status.h"
@@ -149,6 +150,9 @@ static int check_config_open(const struct daemon_config *cfg)
 {
 	struct pipeline_run *pr = calloc(1, sizeof(*pr));
 	int bad = 0, bad_dirs = 0;
+	uint64_t locked = 0;
+	unsigned int fds = 0;
+	char msg[512];
 
 	if (!pr)
 		return DAEMON_EXIT_FAILED;
@@ -178,12 +182,22 @@ static int check_config_open(const struct daemon_config *cfg)
 				finding_line(pc, pr->msg), pc->name,
 				pr->msg[0] ? pr->msg : "cannot be checked");
 			bad++;
+		} else {
+			locked += pipeline_buffer_bytes(pr);
 		}
+		fds += rlimits_pipeline_fds(pc);
 		pipeline_cleanup(pr);
 		pthread_mutex_destroy(&st.lock);
 	}
 	log_set_sink(NULL, NULL);
 	free(pr);
+	/* all pipelines run at once, in one process: their sum against the limits */
+	if (rlimits_check_memlock(locked, msg, sizeof(msg)) ||
+	    rlimits_check_nofile(fds, msg, sizeof(msg))) {
+		fprintf(stderr, "%s: %s\n", cfg->path, msg);
+		bad_dirs++;
+		bad++;
+	}
 	if (bad > bad_dirs)
 		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad - bad_dirs);
 	/* devices: their members as a device holds them, exclusively */

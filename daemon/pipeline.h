@@ -187,6 +187,9 @@ int pipeline_run(const struct pipeline_config *pc, const struct run_env *env);
 int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *pc,
 			const struct run_env *env);
 
+/* bytes of fixed buffers the run of a checked pipeline registers (locked memory) */
+uint64_t pipeline_buffer_bytes(const struct pipeline_run *pr);
+
 /* steps of pipeline_run(), exposed for tests */
 int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		     const struct run_env *env);

@@ -40,13 +40,27 @@ static int setup_plan(struct pipeline_run *pr)
 	const struct file_slot *why;
 	int ret;
 
-	pp.max_io = files_max_io(&pr->fs, plan_region_align(pp.io_align), &why);
-	/* nothing to cut where a whole block fits */
-	if (pp.max_io >= (pc->s.block_size + pp.io_align - 1) / pp.io_align * pp.io_align)
-		pp.max_io = 0;
 	for (int i = 0; i < pr->fs.nr_src; i++)
 		pp.src_avail[i] = pr->fs.src[i].size - pc->offset;
 	pp.length = pc->length == UINT64_MAX ? plan_default_length(&pp) : pc->length;
+	/*
+	 * buffers sized to the work: no block larger than the whole copy (a
+	 * 1-byte file with block_size = 256M pins a page, not 256 MiB); a
+	 * stripe's block stays whole units
+	 */
+	if (pp.length < pp.block_size) {
+		uint64_t g = pp.stripe_unit ? pp.stripe_unit : 4096, b;
+
+		if (g < pp.io_align)
+			g = pp.io_align;
+		b = (pp.length + g - 1) / g * g;
+		if (b && b < pp.block_size)
+			pp.block_size = b;
+	}
+	pp.max_io = files_max_io(&pr->fs, plan_region_align(pp.io_align), &why);
+	/* nothing to cut where a whole block fits */
+	if (pp.max_io >= (pp.block_size + pp.io_align - 1) / pp.io_align * pp.io_align)
+		pp.max_io = 0;
 	if (pc->transform != TRANSFORM_GATHER && pp.length > pp.src_avail[0])
 		return pipeline_fail(pr, -EINVAL,
 				     "length %" PRIu64 " is more than source %s holds after "
@@ -99,24 +113,47 @@ static int setup_plan(struct pipeline_run *pr)
 	return ret;
 }
 
+/* chains in flight, and the read and write area of each: the one rule */
+static int chain_areas(const struct pipeline_run *pr, bool from_read, size_t *r, size_t *w)
+{
+	const struct plan *pl = &pr->plan;
+	uint64_t n = pl->nr_blocks < pr->cfg.s.queue_depth ? pl->nr_blocks :
+							    pr->cfg.s.queue_depth;
+
+	*r = pl->r_size;
+	/* writing straight from the read area: the write area is unused */
+	*w = from_read ? 4096 : pl->w_size;
+	return n ? n : 1;
+}
+
+uint64_t pipeline_buffer_bytes(const struct pipeline_run *pr)
+{
+	size_t r, w;
+	int n;
+
+	if (!pr->plan.nr_blocks)
+		return 0;
+	/* every engine writes from the read area where the plan allows it */
+	n = chain_areas(pr, pr->plan.write_from_read, &r, &w);
+	return (uint64_t)n * (r + w);
+}
+
 static int setup_chains(struct pipeline_run *pr)
 {
 	const struct plan *pl = &pr->plan;
 	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
 	size_t meta = pr->engine->meta_size ? pr->engine->meta_size(pr) : 0, sizes[3 * 1024];
 	int per_area = meta ? 3 : 2, ops, ret;
-	uint64_t n;
+	size_t r, w;
 
-	n = pl->nr_blocks < pr->cfg.s.queue_depth ? pl->nr_blocks : pr->cfg.s.queue_depth;
-	pr->nr_chains = n ? n : 1;
+	pr->nr_chains = chain_areas(pr, from_read, &r, &w);
 	ops = pl->max_reads + 1 + pl->max_writes;
 	if (pr->engine->max_shuffle_sqes)
 		ops += pr->engine->max_shuffle_sqes(pr);
 
 	for (int i = 0; i < pr->nr_chains; i++) {
-		sizes[per_area * i] = pl->r_size;
-		/* writing straight from the read area: the write area is unused */
-		sizes[per_area * i + 1] = from_read ? 4096 : pl->w_size;
+		sizes[per_area * i] = r;
+		sizes[per_area * i + 1] = w;
 		if (meta)
 			sizes[per_area * i + 2] = meta;
 	}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RLIMIT_MEMLOCK and RLIMIT_NOFILE against what the configured pipelines
+ * will hold at once. io_uring charges registered buffers to the user's
+ * locked memory unless the process has CAP_IPC_LOCK.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "rlimits.h"
+
+#define CAP_IPC_LOCK_BIT	14
+/* stdio, signalfd, eventfd, the directory locks, status and journal files */
+#define DAEMON_FDS		16
+
+unsigned int rlimits_pipeline_fds(const struct pipeline_config *pc)
+{
+	/* the ring, its wake eventfd, and struct_ops map and link for bpf/loop */
+	return pc->nr_sources + pc->nr_dests + 4;
+}
+
+void rlimits_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int has_ipc_lock(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return !!(eff & (1ULL << CAP_IPC_LOCK_BIT));
+}
+
+int rlimits_check_memlock(uint64_t bytes, char *msg, size_t len)
+{
+	struct rlimit rl;
+
+	if (!bytes || has_ipc_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || bytes <= rl.rlim_cur)
+		return 0;
+	snprintf(msg, len, "the pipelines register %llu KiB of fixed buffers, locked memory, "
+		 "but RLIMIT_MEMLOCK is %llu KiB: raise it with `ulimit -l` in a shell or "
+		 "LimitMEMLOCK= in the unit, or lower queue_depth or block_size",
+		 (unsigned long long)(bytes + 1023) >> 10, (unsigned long long)rl.rlim_cur >> 10);
+	return -ENOMEM;
+}
+
+int rlimits_check_nofile(unsigned int fds, char *msg, size_t len)
+{
+	struct rlimit rl;
+
+	fds += DAEMON_FDS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+	    fds <= rl.rlim_max)
+		return 0;
+	snprintf(msg, len, "the pipelines hold about %u file descriptors at once, but "
+		 "RLIMIT_NOFILE is %llu (hard): raise it with `ulimit -n` in a shell or "
+		 "LimitNOFILE= in the unit, or run fewer pipelines in one daemon", fds,
+		 (unsigned long long)rl.rlim_max);
+	return -EMFILE;
+}
