@@ -344,6 +344,50 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 	return errs->nr > nr_before ? -EINVAL : 0;
 }
 
+/* -c -: the configuration on standard input, read to its end */
+static int config_load_stdin(struct daemon_config *cfg, struct config_errors *errs)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *msg;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		if (!buf)
+			return -ENOMEM;
+		if (len + 1 >= cap) {
+			char *more = cap > CONFIG_MAX_BYTES ? NULL : realloc(buf, cap * 2);
+
+			if (!more) {
+				free(buf);
+				if (asprintf(&msg, "<stdin>: larger than %d bytes",
+					     CONFIG_MAX_BYTES) >= 0)
+					errors_push(errs, msg);
+				return -EFBIG;
+			}
+			buf = more;
+			cap *= 2;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			free(buf);
+			if (asprintf(&msg, "<stdin>: cannot read: %s", strerror(-ret)) >= 0)
+				errors_push(errs, msg);
+			return ret;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	ret = config_parse_buffer("<stdin>", buf, len, cfg, errs);
+	free(buf);
+	return ret;
+}
+
 int config_load(const char *path, struct daemon_config *cfg, struct config_errors *errs)
 {
 	struct stat stbuf;
@@ -353,6 +397,8 @@ int config_load(const char *path, struct daemon_config *cfg, struct config_error
 	int fd, ret;
 
 	config_init(cfg);
+	if (!strcmp(path, "-"))
+		return config_load_stdin(cfg, errs);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;

@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "daemon_dirs.h"
 #include "rlimits.h"
+#include "human.h"
 #include "log.h"
 #include "notify.h"
 #include "reload.h"
@@ -34,6 +35,32 @@
 
 #define TICK_MS		500
 #define READY_WAIT_S	120	/* setup of all pipelines, before READY=1 anyway */
+
+int daemon_config_load(const struct daemon_options *opts, struct daemon_config *cfg,
+		       struct config_errors *errs)
+{
+	char *dirs[2];
+	int ret;
+
+	if (!opts->config_text)
+		return config_load(opts->config_path, cfg, errs);
+	ret = config_parse_buffer(opts->config_path, opts->config_text,
+				  strlen(opts->config_text), cfg, errs);
+	if (ret)
+		return ret;
+	/* a one-shot's own state: the same command again resumes it */
+	if (asprintf(&dirs[0], "%s/oneshot/%s", cfg->state_dir, opts->dir_suffix) < 0)
+		return -ENOMEM;
+	if (asprintf(&dirs[1], "%s/oneshot/%s", cfg->runtime_dir, opts->dir_suffix) < 0) {
+		free(dirs[0]);
+		return -ENOMEM;
+	}
+	free(cfg->state_dir);
+	free(cfg->runtime_dir);
+	cfg->state_dir = dirs[0];
+	cfg->runtime_dir = dirs[1];
+	return 0;
+}
 
 static void daemon_dirs_unlock(struct daemon *d)
 {
@@ -81,10 +108,10 @@ static double entry_eta(const struct status_entry *e)
 	return (e->bytes_total - e->bytes_done) / e->rate_bps;
 }
 
-/* "43% 120.3 MiB/s ETA 0:13" for a running pipeline, else its state */
+/* "1.2 GiB of 2.8 GiB 43% 120.3 MiB/s ETA 0:13" for a running pipeline, else its state */
 static int entry_progress(char *buf, size_t len, const struct status_entry *e)
 {
-	char eta[32] = "";
+	char eta[32] = "", done[32], total[32];
 	double pct = e->bytes_total ? 100.0 * e->bytes_done / e->bytes_total : 0;
 	double left = entry_eta(e);
 
@@ -93,8 +120,10 @@ static int entry_progress(char *buf, size_t len, const struct status_entry *e)
 	if (left >= 0)
 		snprintf(eta, sizeof(eta), " ETA %u:%02u", (unsigned int)(left / 60),
 			 (unsigned int)left % 60);
-	return snprintf(buf, len, "%s: %.0f%% %.1f MiB/s%s (%s)", e->name, pct,
-			e->rate_bps / (1 << 20), eta, e->engine);
+	human_bytes(e->bytes_done, done, sizeof(done));
+	human_bytes(e->bytes_total, total, sizeof(total));
+	return snprintf(buf, len, "%s: %s of %s %.0f%% %.1f MiB/s%s (%s)", e->name, done, total,
+			pct, e->rate_bps / (1 << 20), eta, e->engine);
 }
 
 /*
@@ -251,6 +280,11 @@ static void daemon_reload(struct daemon *d)
 	int ret;
 
 	notify_reloading();
+	if (d->opts.config_text || !strcmp(d->opts.config_path, "-")) {
+		log_warning("%s has no file to read again; SIGHUP ignored",
+			    d->opts.config_text ? "a one-shot command" : "a configuration from stdin");
+		return;
+	}
 	log_notice("reloading %s", d->opts.config_path);
 	ret = config_load(d->opts.config_path, &next, &errs);
 	if (ret) {
@@ -422,7 +456,7 @@ int daemon_main(const struct daemon_options *opts)
 	bool ready = false;
 	int ret;
 
-	ret = config_load(opts->config_path, &d.cfg, &errs);
+	ret = daemon_config_load(opts, &d.cfg, &errs);
 	if (ret) {
 		print_config_errors(&errs);
 		log_err("%s: %d error(s); not starting", opts->config_path, errs.nr);

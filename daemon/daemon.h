@@ -28,6 +28,8 @@ enum daemon_exit {
 
 struct daemon_options {
 	const char *config_path;
+	const char *config_text;	/* a one-shot verb's pipeline (config_path names it) */
+	char dir_suffix[64];		/* its own state: under state_dir/oneshot, runtime_dir/oneshot */
 	bool once;			/* exit when every pipeline has ended */
 	bool log_level_set;
 	enum log_level log_level;
@@ -54,6 +56,10 @@ struct daemon {
 	bool progress_shown;
 	uint64_t last_progress_ns;	/* last progress log line */
 };
+
+/* the configuration @opts names: its file, or a one-shot's text (oneshot.c) */
+int daemon_config_load(const struct daemon_options *opts, struct daemon_config *cfg,
+		       struct config_errors *errs);
 
 /* the whole life of the daemon: an enum daemon_exit for main() */
 int daemon_main(const struct daemon_options *opts);

@@ -18,6 +18,7 @@
 #include "pipeline.h"
 #include "daemon.h"
 #include "daemon_dirs.h"
+#include "oneshot.h"
 #include "rlimits.h"
 #include "log.h"
 #include "reload.h"
@@ -42,6 +43,7 @@ static void usage(FILE *out)
 "                                          fails if it refused any of the change\n"
 "  iou-offloadd release                    delete the devices a dead daemon left that no\n"
 "                                          daemon serves and nothing holds (after a stop)\n"
+"  iou-offloadd udev-name ublkbN           the [device NAME] of /dev/ublkbN (udev: /dev/iou/NAME)\n"
 "\n"
 "Options:\n"
 "  -c, --config=FILE       configuration file (default " CONFIG_DEFAULT_PATH ")\n"
@@ -324,14 +326,26 @@ int main(int argc, char **argv)
 	struct daemon_options opts = { .config_path = CONFIG_DEFAULT_PATH };
 	const char *check = NULL, *status_file = NULL;
 	bool do_check = false, do_status = false, do_open = false, do_reload = false;
-	bool do_release = false;
+	bool do_release = false, do_udev = false;
 	int c;
 
 	log_set_journal(stderr_is_journal());
-	/* the `status`, `reload` and `release` verbs, anywhere among the options */
+	/* copy, mirror, stripe, gather: one pipeline from the command line */
+	if (argc > 1 && oneshot_verb(argv[1])) {
+		int rc = oneshot_parse(argc - 1, argv + 1, &opts);
+
+		if (rc >= 0)
+			return rc;
+		if (opts.log_level_set)
+			log_set_level(opts.log_level);
+		rc = daemon_main(&opts);
+		free((char *)opts.config_text);
+		return rc;
+	}
+	/* the `status`, `reload`, `release` and `udev-name` verbs, anywhere among the options */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "status") && strcmp(argv[i], "reload") &&
-		    strcmp(argv[i], "release"))
+		    strcmp(argv[i], "release") && strcmp(argv[i], "udev-name"))
 			continue;
 		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' &&
 		    strchr("cls", argv[i - 1][1]) && !argv[i - 1][2])
@@ -339,6 +353,7 @@ int main(int argc, char **argv)
 		do_status = !strcmp(argv[i], "status");
 		do_reload = !strcmp(argv[i], "reload");
 		do_release = !strcmp(argv[i], "release");
+		do_udev = !strcmp(argv[i], "udev-name");
 		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 		argc--;
 		break;
@@ -383,6 +398,8 @@ int main(int argc, char **argv)
 	/* `--check-config FILE` as two words, like people type it */
 	if (do_check && !check && optind < argc)
 		check = argv[optind++];
+	if (do_udev && optind + 1 == argc)
+		return devices_udev_name(opts.config_path, argv[optind]);
 	if (do_release && optind == argc)
 		return devices_release(opts.config_path);
 	if (do_reload && optind + 1 >= argc)

@@ -92,7 +92,8 @@ int pipeline_execute(struct pipeline_run *pr)
 	struct pipeline_status *st = pr->env->status;
 	struct rusage t0, t1, p0, p1;
 	uint64_t moved;
-	char steps[64];
+	char steps[64], resumed[96];
+	double secs;
 	int ret;
 
 	atomic_store(&st->state, PIPELINE_RUNNING);
@@ -136,9 +137,16 @@ int pipeline_execute(struct pipeline_run *pr)
 	if (atomic_load(&st->loop_blocks))
 		snprintf(steps, sizeof(steps), ", %.2f loop_step runs per block",
 			 (double)atomic_load(&st->loop_steps) / atomic_load(&st->loop_blocks));
-	log_notice("pipeline %s: finished, %" PRIu64 " bytes, %s engine, %" PRIu64
-		   " io_uring_enter calls, %" PRIu64 " CQEs, %" PRIu64 " IORING_OP_BPF "
-		   "completions, %.2f bytes memcpy'd per byte moved%s", pr->cfg.name, moved,
+	secs = (atomic_load(&st->end_ns) - atomic_load(&st->start_ns)) / 1e9;
+	/* after a resume: this run's bytes, then the whole copy's */
+	resumed[0] = '\0';
+	if (pr->plan.p.start)
+		snprintf(resumed, sizeof(resumed), " (resumed at byte %" PRIu64 " of %" PRIu64 ")",
+			 pr->plan.p.start, pr->plan.p.length);
+	log_notice("pipeline %s: finished, %" PRIu64 " bytes in %.3f s at %.1f MiB/s%s, %s "
+		   "engine, %" PRIu64 " io_uring_enter calls, %" PRIu64 " CQEs, %" PRIu64
+		   " IORING_OP_BPF completions, %.2f bytes memcpy'd per byte moved%s", pr->cfg.name,
+		   moved, secs, secs > 0 ? moved / secs / (1 << 20) : 0.0, resumed,
 		   pr->engine->name, pr->ring.enters, atomic_load(&st->cqes),
 		   atomic_load(&st->bpf_ops),
 		   status_copied_per_byte(atomic_load(&st->bpf_bytes),

@@ -181,6 +181,7 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		const struct status_entry *e = &r->entries[i];
 		bool stale = !alive && state_was_live(e->state);
 		bool running = alive && !strcmp(e->state, "running");
+		bool finished = !strcmp(e->state, "finished");
 		char pct[16] = "-", eta[16] = "-";
 
 		/* a pipeline that failed before it knew its size has no percentage */
@@ -198,8 +199,12 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		fprintf(out, "%-16s %-11s %-6s %-9s %11s %11s %6s %9.1f %8s %8" PRIu64
 			" %8" PRIu64 " %6" PRIu64 "\n", e->name,
 			stale ? "interrupted" : e->state, e->engine, e->transform, done, total,
-			pct, running ? e->rate_bps / (1 << 20) : 0.0, eta, e->enters,
+			pct, running || finished ? e->rate_bps / (1 << 20) : 0.0, eta, e->enters,
 			e->bpf_ops, e->errors);
+		if (finished && e->elapsed > 0)
+			fprintf(out, "  finished: %" PRIu64 " bytes in %.1f s, %.1f MiB/s on "
+				"average%s\n", e->bytes_done - e->bytes_resumed, e->elapsed,
+				e->rate_bps / (1 << 20), e->bytes_resumed ? " (this run: it resumed)" : "");
 		if (stale)
 			fprintf(out, "  the daemon ended while this pipeline was %s; what was "
 				"durable is kept: a restart resumes at byte %" PRIu64 "\n",

@@ -452,9 +452,9 @@ daemon_counts() {
 		echo "$out"
 		return
 	fi
-	line=$(grep -o 'finished, [0-9]* bytes, [a-z]* engine, .*per byte moved' "$1" | tail -1)
+	line=$(grep -o 'finished, [0-9]* bytes[^,]*, [a-z]* engine, .*per byte moved' "$1" | tail -1)
 	if [ -n "$line" ]; then
-		sed -E 's/finished, ([0-9]+) bytes, [a-z]+ engine, ([0-9]+) io_uring_enter calls, ([0-9]+) CQEs, ([0-9]+) IORING_OP_BPF completions, ([0-9.]+) bytes.*/d_enters=\2 d_cqes=\3 d_bpf_ops=\4 d_copied_per_byte=\5/' <<<"$line"
+		sed -E 's/finished, ([0-9]+) bytes[^,]*, [a-z]+ engine, ([0-9]+) io_uring_enter calls, ([0-9]+) CQEs, ([0-9]+) IORING_OP_BPF completions, ([0-9.]+) bytes.*/d_enters=\2 d_cqes=\3 d_bpf_ops=\4 d_copied_per_byte=\5/' <<<"$line"
 		return
 	fi
 	echo "d_enters=-1"

@@ -1226,8 +1226,11 @@ static void a_checkpoint_longer_than_a_sector_is_renamed_into_place(void **state
 {
 	struct fx *f = *state;
 	char pipeline[1024] = "[pipeline p]\ntransform = mirror\nsource = @D/src\n";
+	char *ckpt = tu_path(f->dir, "state/p.ckpt");
+	struct stat st;
 	off_t size;
 	ino_t ino;
+	int old;
 
 	for (int d = 0; d < 8; d++)
 		snprintf(pipeline + strlen(pipeline), sizeof(pipeline) - strlen(pipeline),
@@ -1238,8 +1241,15 @@ static void a_checkpoint_longer_than_a_sector_is_renamed_into_place(void **state
 	run_and_tile_records(f);
 	ino = ckpt_ino(f, &size);
 	assert_true(size > CKPT_SECTOR);
+	/* held open, the old record keeps its inode: no new file can reuse the number */
+	old = open(ckpt, O_RDONLY);
+	assert_true(old >= 0);
 	assert_true(run_and_tile_records(f) >= 4);
 	assert_true(ckpt_ino(f, &size) != ino);
+	assert_int_equal(fstat(old, &st), 0);
+	assert_int_equal(st.st_nlink, 0);	/* replaced by a rename, not rewritten */
+	close(old);
+	free(ckpt);
 	for (int d = 0; d < 8; d++) {
 		char out[16];
 

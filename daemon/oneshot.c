@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one-shot verbs, for people used to cp and dd:
+ *
+ *   iou-offloadd copy SRC DST
+ *   iou-offloadd mirror SRC DST...
+ *   iou-offloadd stripe --unit SIZE SRC DST...
+ *   iou-offloadd gather [--destripe --unit SIZE] SRC... DST
+ *
+ * Each is one pipeline written as a config text and run as --once: the same
+ * progress line, checkpoints and exit status. Its state lives in a directory
+ * of its own under state_dir (or --state-dir), named after the command's
+ * layout, so running the same command again resumes it, and it never meets
+ * a service's state.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "oneshot.h"
+
+static const char *const verbs[] = { "copy", "mirror", "stripe", "gather" };
+
+bool oneshot_verb(const char *arg)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(arg, verbs[i]))
+			return true;
+	return false;
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void add(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0,
+			      fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->oom = true;
+			return;
+		}
+		if (t->buf && t->len + n < t->cap) {
+			t->len += n;
+			return;
+		}
+		t->cap = (t->cap + n + 1) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf) {
+			t->oom = true;
+			return;
+		}
+	}
+}
+
+/* FNV-1a: the layout's name for its state directory */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ 0xff) * 0x100000001b3ULL;
+}
+
+/*
+ * A path as the config takes it (absolute), without resolving the file
+ * itself: a destination need not exist, and a symlink stays what it is
+ */
+static char *absolute(const char *p)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
+}
+
+static void usage_line(const char *verb)
+{
+	fprintf(stderr, "iou-offloadd %s: usage: iou-offloadd %s%s (see --help)\n", verb, verb,
+		!strcmp(verb, "copy") ? " [OPTION...] SRC DST" :
+		!strcmp(verb, "mirror") ? " [OPTION...] SRC DST..." :
+		!strcmp(verb, "stripe") ? " --unit SIZE [OPTION...] SRC DST..." :
+		" [--destripe --unit SIZE] [OPTION...] SRC... DST");
+}
+
+int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
+{
+	enum { OPT_ENGINE = 256, OPT_BS, OPT_QD, OPT_DIRECT, OPT_UNIT, OPT_DESTRIPE, OPT_STATE };
+	static const struct option longopts[] = {
+		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "block-size", required_argument, NULL, OPT_BS },
+		{ "queue-depth", required_argument, NULL, OPT_QD },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
+		{ "unit", required_argument, NULL, OPT_UNIT },
+		{ "destripe", no_argument, NULL, OPT_DESTRIPE },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *verb = argv[0], *engine = NULL, *bs = NULL, *qd = NULL, *unit = NULL;
+	const char *state = NULL;
+	bool direct = false, destripe = false;
+	struct text t = { 0 };
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int c, nfiles, ndst;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "l:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ENGINE: engine = optarg; break;
+		case OPT_BS: bs = optarg; break;
+		case OPT_QD: qd = optarg; break;
+		case OPT_DIRECT: direct = true; break;
+		case OPT_UNIT: unit = optarg; break;
+		case OPT_DESTRIPE: destripe = true; break;
+		case OPT_STATE: state = optarg; break;
+		case 'l':
+			if (log_level_from_string(optarg, &opts->log_level)) {
+				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, "
+					"warning, notice, info or debug\n", optarg);
+				return DAEMON_EXIT_USAGE;
+			}
+			opts->log_level_set = true;
+			break;
+		case 'h':
+			printf("iou-offloadd %s: one pipeline, run once (see iou-offloadd --help "
+			       "and iou-offloadd(8), ONE-SHOT COMMANDS)\n", verb);
+			return DAEMON_EXIT_OK;
+		default:
+			usage_line(verb);
+			return DAEMON_EXIT_USAGE;
+		}
+	}
+	nfiles = argc - optind;
+	if (nfiles < 2 || (!strcmp(verb, "copy") && nfiles != 2) ||
+	    (!strcmp(verb, "stripe") && !unit) || (destripe && !unit) ||
+	    (unit && strcmp(verb, "stripe") && !destripe)) {
+		usage_line(verb);
+		return DAEMON_EXIT_USAGE;
+	}
+	/* gather reads many and writes one; the others read one and write many */
+	ndst = !strcmp(verb, "gather") ? 1 : nfiles - 1;
+
+	if (state) {
+		char *p = absolute(state);
+
+		if (!p) {
+			free(t.buf);
+			return DAEMON_EXIT_FAILED;
+		}
+		/* the status file beside the checkpoint: nothing under /run */
+		add(&t, "[daemon]\nstate_dir = %s\nruntime_dir = %s\n", p, p);
+		free(p);
+	}
+	add(&t, "[pipeline %s]\ntransform = %s\n", verb, verb);
+	h = hash_str(h, verb);
+	if (destripe)
+		add(&t, "gather = destripe\n");
+	if (unit) {
+		add(&t, "stripe_unit = %s\n", unit);
+		h = hash_str(h, unit);
+	}
+	if (engine)
+		add(&t, "engine = %s\n", engine);
+	if (bs)
+		add(&t, "block_size = %s\n", bs);
+	if (qd)
+		add(&t, "queue_depth = %s\n", qd);
+	if (direct)
+		add(&t, "direct = yes\n");
+	/* the destinations of a one-shot are made, and cut to what was copied */
+	add(&t, "create = yes\ntruncate = yes\n");
+	for (int i = optind; i < argc; i++) {
+		bool dst = i >= argc - ndst;
+		char *p = absolute(argv[i]);
+
+		if (!p || strchr(p, '\n')) {
+			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, argv[i],
+				p ? "a path with a newline is not taken" : strerror(ENOMEM));
+			free(p);
+			free(t.buf);
+			return p ? DAEMON_EXIT_USAGE : DAEMON_EXIT_FAILED;
+		}
+		add(&t, "%s = %s\n", dst ? "destination" : "source", p);
+		h = hash_str(hash_str(h, dst ? ">" : "<"), p);
+		free(p);
+	}
+	if (t.oom) {
+		free(t.buf);
+		return DAEMON_EXIT_FAILED;
+	}
+	opts->config_text = t.buf;
+	opts->config_path = "command line";
+	opts->once = true;
+	snprintf(opts->dir_suffix, sizeof(opts->dir_suffix), "%s-%016llx", verb,
+		 (unsigned long long)h);
+	return -1;
+}

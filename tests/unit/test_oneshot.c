@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a person used to cp and dd types: `iou-offloadd copy SRC DST` and
+ * its siblings, a config on standard input, and the finish line that says
+ * how much, how long and how fast.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon_fx.h"
+
+#ifndef IOU_BIN
+#error "IOU_BIN: path of the iou-offloadd binary under test"
+#endif
+
+/* argv[] of a one-shot: the verb, --state-dir in the test directory, then @rest */
+#define ONESHOT(f, verb, ...) \
+	((char *[]){ IOU_BIN, verb, "--state-dir", state_of(f), __VA_ARGS__, NULL })
+
+static char state_buf[4200];
+
+static char *state_of(struct fx *f)
+{
+	snprintf(state_buf, sizeof(state_buf), "%s/oneshot-state", f->dir);
+	return state_buf;
+}
+
+static char *p(struct fx *f, const char *name)
+{
+	return tu_path(f->dir, name);	/* leaked: a test's few paths */
+}
+
+static void copy_copies_and_the_same_command_again_has_nothing_to_do(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 5000007, 91);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "dst"))), 0);
+	same_files(f, "src", "dst");
+	assert_true(file_has(f->err, "finished, 5000007 bytes in"));
+	assert_true(file_has(f->err, "MiB/s"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "dst"))), 0);
+	assert_true(file_has(f->err, "nothing to do"));
+}
+
+static void copy_stopped_part_way_resumes_when_run_again(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
+			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
+	char status[4300];
+	pid_t pid;
+	int rc;
+
+	make_src(f, "src", 256 << 20, 92);
+	pid = spawn(f, argv);
+	/* the status file of a one-shot is in its own directory */
+	for (int i = 0; i < 3000; i++) {
+		snprintf(status, sizeof(status), "%s/oneshot", state_of(f));
+		if (access(status, F_OK) == 0)
+			break;
+		usleep(10000);
+	}
+	usleep(500000);
+	kill(pid, SIGTERM);
+	rc = wait_exit(pid, 60);
+	if (rc == 0) {
+		print_message("skipped: the copy finished before SIGTERM arrived\n");
+		skip();
+	}
+	assert_int_equal(rc, 3);
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->err, "resuming at byte"));
+	assert_true(file_has(f->err, "(resumed at byte"));
+	same_files(f, "src", "dst");
+}
+
+static void stripe_then_gather_destripe_gives_the_source_back(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", (3 << 20) + 12345, 93);
+	assert_int_equal(run_bin(f, ONESHOT(f, "mirror", p(f, "src"), p(f, "m1"),
+					    p(f, "m2"))), 0);
+	same_files(f, "src", "m1");
+	same_files(f, "src", "m2");
+	assert_int_equal(run_bin(f, ONESHOT(f, "stripe", "--unit", "64K", p(f, "src"),
+					    p(f, "s1"), p(f, "s2"))), 0);
+	assert_int_equal(run_bin(f, ONESHOT(f, "gather", "--destripe", "--unit", "64K",
+					    p(f, "s1"), p(f, "s2"), p(f, "back"))), 0);
+	same_files(f, "src", "back");
+}
+
+static void a_one_shot_with_the_wrong_files_prints_usage_and_exits_2(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "only"))), 2);
+	assert_true(file_has(f->err, "usage: iou-offloadd copy"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "stripe", p(f, "a"), p(f, "b"))), 2);
+	assert_true(file_has(f->err, "--unit SIZE"));
+}
+
+static void a_bad_option_value_names_the_key(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 4096, 94);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", "--block-size", "lots", p(f, "src"),
+					    p(f, "dst"))), 78);
+	assert_true(file_has(f->err, "block_size"));
+}
+
+static void a_config_on_standard_input_runs(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", "-", "--once", NULL };
+	char conf[2048];
+	int in[2];
+	pid_t pid;
+
+	make_src(f, "src", 1 << 20, 95);
+	snprintf(conf, sizeof(conf), "[daemon]\nstate_dir = %s/state\nruntime_dir = %s/run\n"
+		 "engine = uring\n[pipeline p]\ntransform = copy\nsource = %s/src\n"
+		 "destination = %s/out\n", f->dir, f->dir, f->dir, f->dir);
+	assert_int_equal(pipe(in), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(in[0], 0);
+		dup2(e, 2);
+		close(in[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	assert_int_equal(write(in[1], conf, strlen(conf)), (ssize_t)strlen(conf));
+	close(in[1]);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	same_files(f, "src", "out");
+}
+
+static void status_of_a_finished_pipeline_gives_time_and_average_rate(void **state)
+{
+	struct fx *f = *state;
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+
+	make_src(f, "src", 8 << 20, 96);
+	write_conf(f, "", BIG_COPY);
+	assert_int_equal(run_bin(f, once), 0);
+	assert_int_equal(run_bin(f, st), 3);
+	assert_true(file_has(f->out, "finished: 8388608 bytes in"));
+	assert_true(file_has(f->out, "MiB/s on average"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			copy_copies_and_the_same_command_again_has_nothing_to_do,
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(copy_stopped_part_way_resumes_when_run_again,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(stripe_then_gather_destripe_gives_the_source_back,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_one_shot_with_the_wrong_files_prints_usage_and_exits_2,
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_key,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_config_on_standard_input_runs,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			status_of_a_finished_pipeline_gives_time_and_average_rate,
+			fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
