@@ -58,21 +58,30 @@ if ! flock -n 8; then
 	flock 8
 fi
 
-# demo and bench are suites other components install; say so plainly if absent
+# demo and bench are suites other components install: the payload and the
+# harness hold some, the packages the image installs (iou-offload-tests,
+# make deb) the rest; say so plainly if none of them has it
+suite_runs() {
+	local d
+	printf '%s\n' "$BUILD_ROOT"/payload/usr/lib/iou-offload/tests/*/run \
+		"$BUILD_ROOT"/image/harness/usr/lib/iou-offload/tests/*/run
+	for d in "$BUILD_ROOT"/deb/*.deb; do
+		[ -f "$d" ] && dpkg-deb --fsys-tarfile "$d" | tar -t | sed -n 's|^\./|/|; s|^/\?\(usr/lib/iou-offload/tests/[^/]*/run\)$|\1|p'
+	done
+}
 suite_installed() {
 	local run base
-	for run in "$BUILD_ROOT"/payload/usr/lib/iou-offload/tests/*/run "$BUILD_ROOT"/image/harness/usr/lib/iou-offload/tests/*/run; do
-		[ -e "$run" ] || continue
+	while read -r run; do
 		base=$(basename "$(dirname "$run")")
 		[[ $base =~ ^[0-9]+-(.*)$ ]] && base=${BASH_REMATCH[1]}
 		[ "$base" = "$1" ] && return 0
-	done
+	done < <(suite_runs)
 	return 1
 }
 if [ "$mode" != test ] && ! suite_installed "$mode"; then
 	case "$mode" in
 	demo) echo "iou-offload demo: not there yet. The daemon's demo suite (usr/lib/iou-offload/tests/NN-demo/run" \
-		"in $BUILD_ROOT/payload) has not been built and installed, so there is no pipeline to run." >&2 ;;
+		"in $BUILD_ROOT/payload or the packages in $BUILD_ROOT/deb) has not been built, so there is no pipeline to run." >&2 ;;
 	bench) echo "iou-offload bench: not there yet. No bench suite (usr/lib/iou-offload/tests/NN-bench/run)" \
 		"in $BUILD_ROOT/payload." >&2 ;;
 	esac
