@@ -137,9 +137,14 @@ struct daemon_config {
 };
 
 /* error messages, each "FILE:LINE: ..." */
+/* the first CONFIG_ERRORS_KEPT messages are kept (a binary file makes thousands) */
+#define CONFIG_ERRORS_KEPT	20
 struct config_errors {
 	char **msgs;
 	int nr;
+	int dropped;		/* errors past the first CONFIG_ERRORS_KEPT: counted only */
+	char *warnings[CONFIG_ERRORS_KEPT];	/* taken, but maybe not as meant */
+	int nr_warnings;
 };
 
 /*

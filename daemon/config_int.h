@@ -154,6 +154,9 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg);
 void add_error(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int errors_push(struct config_errors *errs, char *msg);
+/* the same for a line that is taken, but likely not as meant */
+void add_warning(struct parse_state *st, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /*
  * A [KIND NAME] section: NAME usable as a file name, not a second section
  * of that name among the *@nr in *@sections (@size bytes each), not one more

@@ -123,6 +123,34 @@ static void long_line(struct parse_state *st, char *line)
 }
 
 /*
+ * inih cuts a value at " ;" (an inline comment): "destination = /a ;b" writes
+ * /a. Legal, and a path with " ;" in it is rare, so say what was taken.
+ */
+static void inline_comment_warning(struct parse_state *st, const char *p)
+{
+	const char *sep = strpbrk(p, "=:"), *c;
+
+	if (*p == ';' || *p == '#' || *p == '[' || !sep)
+		return;
+	for (c = sep + 1; (c = strchr(c, ';')); c++) {
+		if (c[-1] == ' ' || c[-1] == '\t') {
+			int klen = strcspn(p, " \t=:"), vlen;
+			const char *v = sep + 1;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			vlen = c - v;
+			while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+				vlen--;
+			add_warning(st, st->line, "%.*s: ' ;' starts a comment: the value is "
+				    "'%.*s' (write the value without ' ;' if it is part of it)",
+				    klen, p, vlen, v);
+			return;
+		}
+	}
+}
+
+/*
  * fgets-like reader over the in-memory file. Counts lines, and looks at
  * section headers itself. Lines longer than inih's buffer are parsed here
  * (long_line()); inih sees a comment in their place, so its line numbers
@@ -170,6 +198,7 @@ static char *config_reader(char *str, int num, void *stream)
 	if (st->line == 1 && !strncmp(p, "\xEF\xBB\xBF", 3))
 		p += 3;
 	p = trim(p);
+	inline_comment_warning(st, p);
 	if (*p == '[') {
 		char *close = strchr(p, ']');
 

@@ -18,7 +18,14 @@
 
 int errors_push(struct config_errors *errs, char *msg)
 {
-	char **n = realloc(errs->msgs, (errs->nr + 1) * sizeof(*n));
+	char **n;
+
+	if (errs->nr >= CONFIG_ERRORS_KEPT) {
+		free(msg);
+		errs->dropped++;
+		return 0;
+	}
+	n = realloc(errs->msgs, (errs->nr + 1) * sizeof(*n));
 
 	if (!n) {
 		free(msg);
@@ -29,16 +36,44 @@ int errors_push(struct config_errors *errs, char *msg)
 	return 0;
 }
 
+static char *located(struct parse_state *st, int line, const char *body);
+
 void add_error(struct parse_state *st, int line, const char *fmt, ...)
 {
 	char body[512], *msg;
-	const char *sec = "";
-	char secbuf[CONFIG_NAME_MAX + 24];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
+	msg = located(st, line, body);
+	if (!msg || errors_push(st->errs, msg))
+		st->oom = 1;
+}
+
+void add_warning(struct parse_state *st, int line, const char *fmt, ...)
+{
+	struct config_errors *errs = st->errs;
+	char body[512], *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	if (errs->nr_warnings >= CONFIG_ERRORS_KEPT)
+		return;
+	msg = located(st, line, body);
+	if (!msg)
+		st->oom = 1;
+	else
+		errs->warnings[errs->nr_warnings++] = msg;
+}
+
+/* "FILE:LINE: [section]: @body", malloc'd */
+static char *located(struct parse_state *st, int line, const char *body)
+{
+	const char *sec = "";
+	char secbuf[CONFIG_NAME_MAX + 24], *msg;
 
 	if (st->sec == SEC_DAEMON) {
 		sec = "[daemon]: ";
@@ -49,12 +84,9 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 		snprintf(secbuf, sizeof(secbuf), "[device %s]: ", st->dev->name);
 		sec = secbuf;
 	}
-	if (asprintf(&msg, "%s:%d: %s%s", st->file, line, sec, body) < 0) {
-		st->oom = 1;
-		return;
-	}
-	if (errors_push(st->errs, msg))
-		st->oom = 1;
+	if (asprintf(&msg, "%s:%d: %s%s", st->file, line, sec, body) < 0)
+		return NULL;
+	return msg;
 }
 
 /* both kinds of named section start alike: section_add() reads and sets them so */

@@ -73,6 +73,10 @@ static void print_config_errors(const struct config_errors *errs)
 {
 	for (int i = 0; i < errs->nr; i++)
 		log_err("%s", errs->msgs[i]);
+	if (errs->dropped)
+		log_err("... and %d more error(s) not shown", errs->dropped);
+	for (int i = 0; i < errs->nr_warnings; i++)
+		log_warning("%s", errs->warnings[i]);
 }
 
 /* ---- pipelines ---- */
@@ -299,6 +303,7 @@ static void daemon_reload(struct daemon *d)
 		daemon_reload_answer(d, refused);
 		return;
 	}
+	print_config_errors(&errs);	/* the warnings */
 	config_errors_free(&errs);
 	if (!d->opts.log_level_set)
 		log_set_level(next.log_level);
@@ -459,11 +464,12 @@ int daemon_main(const struct daemon_options *opts)
 	ret = daemon_config_load(opts, &d.cfg, &errs);
 	if (ret) {
 		print_config_errors(&errs);
-		log_err("%s: %d error(s); not starting", opts->config_path, errs.nr);
+		log_err("%s: %d error(s); not starting", opts->config_path, errs.nr + errs.dropped);
 		config_errors_free(&errs);
 		config_free(&d.cfg);
 		return DAEMON_EXIT_CONFIG;
 	}
+	print_config_errors(&errs);	/* the warnings */
 	config_errors_free(&errs);
 	log_set_level(opts->log_level_set ? opts->log_level : d.cfg.log_level);
 

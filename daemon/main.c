@@ -101,7 +101,7 @@ static void usage(FILE *out)
 "  2   bad command line\n"
 "  3   --once: stopped by SIGTERM or SIGINT before every pipeline finished (resumable)\n"
 "  78  the configuration is invalid (also for --check-config)\n"
-"  `status` exits 0, or 3 if no daemon has written a status file.\n"
+"  `status` exits 0 while the daemon runs, 3 when it does not (as systemctl status).\n"
 "\n"
 "Signals: SIGHUP re-reads the configuration (a bad one is rejected, the old one kept);\n"
 "SIGTERM drains in-flight I/O, writes checkpoints and exits. Progress is checkpointed in\n"
@@ -229,8 +229,14 @@ static int check_config(const char *path, bool open_files)
 	ret = config_load(path, &cfg, &errs);
 	for (int i = 0; i < errs.nr; i++)
 		fprintf(stderr, "%s\n", errs.msgs[i]);
+	if (errs.dropped)
+		fprintf(stderr, "%s: ... and %d more error(s) not shown (is it a configuration "
+			"file?)\n", path, errs.dropped);
+	for (int i = 0; i < errs.nr_warnings; i++)
+		fprintf(stderr, "%s (warning)\n", errs.warnings[i]);
 	if (ret) {
-		fprintf(stderr, "%s: %d error(s)\n", path, errs.nr ? errs.nr : 1);
+		fprintf(stderr, "%s: %d error(s)\n", path,
+			errs.nr ? errs.nr + errs.dropped : 1);
 		config_errors_free(&errs);
 		config_free(&cfg);
 		return DAEMON_EXIT_CONFIG;
@@ -401,7 +407,8 @@ int main(int argc, char **argv)
 			printf("iou-offloadd %s\n", IOU_VERSION);
 			return 0;
 		default:
-			usage(stderr);
+			/* getopt said what was wrong, in one line */
+			fprintf(stderr, "iou-offloadd: see --help\n");
 			return DAEMON_EXIT_USAGE;
 		}
 	}

@@ -62,6 +62,10 @@ void config_errors_free(struct config_errors *errs)
 	free(errs->msgs);
 	errs->msgs = NULL;
 	errs->nr = 0;
+	errs->dropped = 0;
+	for (int i = 0; i < errs->nr_warnings; i++)
+		free(errs->warnings[i]);
+	errs->nr_warnings = 0;
 }
 
 const struct pipeline_config *config_find_pipeline(const struct daemon_config *cfg,

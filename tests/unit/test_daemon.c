@@ -21,6 +21,8 @@
 #include "checkpoint.h"
 #include "daemon_fx.h"
 
+static int count_lines(const char *path, const char *needle);
+
 #ifndef IOU_BIN
 #error "IOU_BIN: path of the iou-offloadd binary under test"
 #endif
@@ -45,6 +47,37 @@ static void unknown_option_exits_2(void **state)
 	char *argv[] = { IOU_BIN, "--frobnicate", NULL };
 
 	assert_int_equal(run_bin(f, argv), 2);
+	/* one line for the option, one to point at --help: not the whole usage */
+	assert_true(file_has(f->err, "see --help"));
+	assert_false(strstr(slurp(f->err), "Usage:"));
+}
+
+/* a binary file given as the config: the first 20 errors and a count, not thousands */
+static void a_binary_config_prints_twenty_errors_and_a_count(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char junk[64 << 10];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (i % 7) ? (char)(i * 131) : '\n';
+	assert_int_equal(tu_write_file(f->conf, junk, sizeof(junk)), 0);
+	assert_int_equal(run_bin(f, argv), 78);
+	assert_true(count_lines(f->err, f->conf) <= 22);
+	assert_true(file_has(f->err, "more error(s) not shown"));
+}
+
+/* "destination = /a ;b" writes /a: legal INI, so a warning that says so */
+static void a_value_cut_at_an_inline_comment_is_a_warning(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out ;old\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->err, "destination: ' ;' starts a comment"));
+	assert_true(file_has(f->err, "(warning)"));
 }
 
 static void check_config_accepts_a_valid_file(void **state)
@@ -1264,6 +1297,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_binary_config_prints_twenty_errors_and_a_count,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_value_cut_at_an_inline_comment_is_a_warning,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_reports_file_line_and_exits_78, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(
