@@ -142,6 +142,8 @@ int devices_reload(struct device_set *s, const struct daemon_config *next, char 
 
 		if (dc && r->dev && device_config_same(&r->dev->cfg, dc)) {
 			r->why[0] = '\0';
+			/* a mirror's failed members are tried again: resynced */
+			ublk_mirror_resync(r->dev);
 			p = &r->next;
 			continue;
 		}
@@ -215,6 +217,23 @@ void devices_update_rates(struct device_set *s, uint64_t now)
 	}
 }
 
+/* what dmsetup table and mdadm --detail say: "members a, b; stripe_unit 65536" */
+static void device_layout(const struct device_config *dc, char *buf, size_t len)
+{
+	int off = snprintf(buf, len, "members");
+
+	for (int i = 0; i < dc->nr_backing && off < (int)len; i++)
+		off += snprintf(buf + off, len - off, "%s %s", i ? "," : "", dc->backing[i]);
+	if (off >= (int)len)
+		return;
+	if (dc->target == TARGET_STRIPE)
+		snprintf(buf + off, len - off, "; stripe_unit %u, stripe_io %s", dc->stripe_unit,
+			 stripe_io_to_string(dc->stripe_io));
+	else if (dc->target == TARGET_MIRROR)
+		snprintf(buf + off, len - off, "; read_policy %s",
+			 read_policy_to_string(dc->read_policy));
+}
+
 int devices_status(const struct device_set *s, struct status_report *r)
 {
 	int n = 0;
@@ -233,8 +252,12 @@ int devices_status(const struct device_set *s, struct status_report *r)
 			snprintf(e->error, sizeof(e->error), "%s", d->why);
 			continue;
 		}
-		snprintf(e->state, sizeof(e->state), "%s",
+		bool resync = ublk_mirror_progress(d->dev, &e->resync_done, &e->resync_total);
+
+		snprintf(e->state, sizeof(e->state), "%s", resync ? "resyncing" :
 			 ublk_dev_degraded(d->dev) ? "degraded" : "running");
+		if (!resync)
+			e->resync_done = e->resync_total = 0;
 		snprintf(e->path, sizeof(e->path), "%s", d->dev->path);
 		snprintf(e->target, sizeof(e->target), "%s",
 			 device_target_to_string(d->dev->cfg.target));
@@ -252,6 +275,7 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->iops = d->iops;
 		e->rate_bps = d->bps;
 		e->members = d->dev->cfg.nr_backing;
+		device_layout(&d->dev->cfg, e->layout, sizeof(e->layout));
 		e->degraded = ublk_dev_degraded(d->dev);
 		int off = snprintf(e->error, sizeof(e->error), "%s", d->why);
 
@@ -324,4 +348,25 @@ int devices_release(const char *config_path)
 			cfg.state_dir ? cfg.state_dir : "(none)", strerror(-ret));
 	config_free(&cfg);
 	return ret < 0 ? 1 : 0;
+}
+
+int devices_udev_name(const char *config_path, const char *kname)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
+	char name[CONFIG_NAME_MAX + 1];
+	unsigned int id;
+	int ret = -ENOENT;
+
+	if (sscanf(kname, "ublkb%u", &id) != 1)
+		return 1;
+	config_load(config_path, &cfg, &errs);
+	config_errors_free(&errs);
+	if (cfg.state_dir)
+		ret = ublk_id_find(cfg.state_dir, id, name, sizeof(name));
+	config_free(&cfg);
+	if (ret)
+		return 1;
+	printf("%s\n", name);
+	return 0;
 }

@@ -53,6 +53,12 @@ int devices_check_open(const struct daemon_config *cfg, FILE *out);
  * state directory cannot be read. Devices in use are left.
  */
 int devices_release(const char *config_path);
+/*
+ * `iou-offloadd udev-name ublkbN` (the package's udev rule): print the NAME
+ * of the [device NAME] the daemon added as /dev/ublkbN, for /dev/iou/NAME;
+ * 0, or 1 if it is not one of the daemon's
+ */
+int devices_udev_name(const char *config_path, const char *kname);
 void devices_update_rates(struct device_set *s, uint64_t now_ns);
 /* one status entry per device, in @r (calloc'd); 0 or -ENOMEM */
 int devices_status(const struct device_set *s, struct status_report *r);

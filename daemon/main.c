@@ -298,6 +298,12 @@ static int show_status(const char *config_path, const char *status_file)
 		status_file = path;
 	}
 	ret = status_read(status_file, &r);
+	if (ret == -ENOENT) {
+		/* a daemon that ran under systemd: its runtime directory went with the unit */
+		printf("iou-offloadd: not running (no status file %s)\n", status_file);
+		config_free(&cfg);
+		return 3;
+	}
 	if (ret) {
 		fprintf(stderr, "iou-offloadd status: cannot read %s: %s (is the daemon "
 			"running?)\n", status_file, strerror(-ret));

@@ -21,7 +21,7 @@ static const struct kv_field fields[] = {
 	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
 	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
 	F(bpf_ops, KV_U64), F(bpf_bytes, KV_U64), F(user_copied, KV_U64),
-	F(error, KV_STR),
+	F(resync_done, KV_U64), F(resync_total, KV_U64), F(layout, KV_STR), F(error, KV_STR),
 };
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -71,6 +71,16 @@ void status_devices_print(FILE *out, const struct status_device *devs, int nr, b
 			d->target[0] ? d->target : "-", d->engine[0] ? d->engine : "-", size,
 			alive ? d->iops : 0.0, alive ? d->rate_bps / (1 << 20) : 0.0,
 			d->in_flight, d->degraded, d->members, d->errors);
+		if (d->layout[0])
+			fprintf(out, "  %s\n", d->layout);
+		if (d->resync_total) {
+			char done[32], total[32];
+
+			human_bytes(d->resync_done, done, sizeof(done));
+			human_bytes(d->resync_total, total, sizeof(total));
+			fprintf(out, "  resync: %.0f%%, %s of %s copied to the stale member(s)\n",
+				100.0 * d->resync_done / d->resync_total, done, total);
+		}
 		if (d->bpf_bytes || d->user_copied)
 			fprintf(out, "  stripe units gathered: %" PRIu64 " bytes by IORING_OP_BPF (%"
 				PRIu64 " requests), %" PRIu64 " bytes by memcpy()\n", d->bpf_bytes,

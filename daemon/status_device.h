@@ -9,7 +9,7 @@
 /* one [device NAME] as the daemon reports it */
 struct status_device {
 	char name[65];
-	char state[16];			/* running, degraded, failed */
+	char state[16];			/* running, resyncing, degraded, failed */
 	char path[32];			/* /dev/ublkbN */
 	char target[16];
 	char engine[16];
@@ -19,6 +19,8 @@ struct status_device {
 	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
 	double iops, rate_bps;
 	int members, degraded;
+	uint64_t resync_done, resync_total;	/* a mirror's resync: bytes copied of */
+	char layout[1100];		/* its members in order, and the layout's keys */
 	char error[512];
 };
 

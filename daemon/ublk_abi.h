@@ -35,6 +35,10 @@
 #define UBLK_F_CMD_IOCTL_ENCODE	(1UL << 6)
 #endif
 
+#ifndef UBLK_ATTR_FUA
+#define UBLK_ATTR_FUA		(1 << 3)
+#endif
+
 /* the per-queue descriptor array's place in /dev/ublkcN (ublk_ch_mmap) */
 #define UBLK_QUEUE_DESC_STRIDE \
 	((UBLK_MAX_QUEUE_DEPTH * sizeof(struct ublksrv_io_desc) + 4095) & ~4095UL)

@@ -63,17 +63,30 @@ static int ilog2u(uint32_t v)
 	return 31 - __builtin_clz(v);
 }
 
+/*
+ * A stripe's I/O hints as dm-stripe and md RAID0 give them, which mkfs
+ * aligns to: the unit as the minimum, a full stripe as the optimum, where
+ * ublk can say it (its sizes are powers of two: else one unit).
+ */
 static void dev_params(const struct ublk_dev *d, struct ublk_params *p)
 {
 	const struct device_config *c = &d->cfg;
-	uint32_t opt = c->target == TARGET_STRIPE ? c->stripe_unit : c->logical_block_size;
+	bool stripe = c->target == TARGET_STRIPE;
+	uint32_t min = stripe ? c->stripe_unit : c->logical_block_size;
+	uint64_t full = (uint64_t)c->stripe_unit * c->nr_backing;
+	uint32_t opt = !stripe ? min : (full & (full - 1)) || full > (1u << 31) ? min : full;
 
 	memset(p, 0, sizeof(*p));
 	p->types = UBLK_PARAM_TYPE_BASIC;
-	p->basic.attrs = UBLK_ATTR_VOLATILE_CACHE;	/* so that flushes reach the members */
+	/*
+	 * a volatile cache, so that flushes reach the members; FUA, which a
+	 * write sends on as RWF_DSYNC: a member that has no FUA of its own
+	 * flushes after the write, which is what the flush would have cost
+	 */
+	p->basic.attrs = UBLK_ATTR_VOLATILE_CACHE | UBLK_ATTR_FUA;
 	p->basic.logical_bs_shift = ilog2u(c->logical_block_size);
 	p->basic.physical_bs_shift = ilog2u(c->logical_block_size);
-	p->basic.io_min_shift = ilog2u(c->logical_block_size);
+	p->basic.io_min_shift = ilog2u(min);
 	p->basic.io_opt_shift = ilog2u(opt);
 	p->basic.max_sectors = d->info.max_io_buf_bytes >> 9;
 	p->basic.dev_sectors = c->size >> 9;
@@ -102,6 +115,8 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 	d->queues = calloc(d->nr_queues, sizeof(*d->queues));
 	if (!d->queues)
 		return -ENOMEM;
+	for (int i = 0; i < d->nr_queues; i++)
+		d->queues[i].wake_fd = -1;
 	for (int i = 0; i < d->nr_queues; i++) {
 		struct ublk_queue *q = &d->queues[i];
 
@@ -133,11 +148,11 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 {
 	int ret;
 
+	/* deferred writes go out before the queues drain */
+	ublk_mirror_stop(d);
 	if (handover) {
 		atomic_store(&d->handover, true);
-		if (eventfd_write(d->wake_fd, 1) < 0)
-			log_warning("device %s: cannot wake its queues: %s", d->cfg.name,
-				    strerror(errno));
+		ublk_dev_wake(d);
 	} else if (d->added) {
 		/* also before START_DEV: it aborts every fetched tag */
 		ret = ublk_ctrl_stop_dev(&d->ctrl, d->info.dev_id);
@@ -169,8 +184,7 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 		close(d->member_fd[i]);
 		d->member_fd[i] = -1;
 	}
-	if (d->wake_fd >= 0)
-		close(d->wake_fd);
+	ublk_mirror_close(d);
 	device_config_free(&d->cfg);
 	free(d->state_dir);
 	free(d);
@@ -288,16 +302,12 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 		return ret;
 	}
 	d->state_dir = state_dir ? strdup(state_dir) : NULL;
-	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->gather = dc->target == TARGET_STRIPE && dc->stripe_io == STRIPE_IO_GATHER;
 	d->use_bpf = use_bpf;
 	ublk_layout_init(&d->layout, &d->cfg);
-	if (d->wake_fd < 0) {
-		ret = -errno;
-		snprintf(why, len, "eventfd: %s", strerror(-ret));
-	} else {
+	ret = ublk_mirror_open(d, state_dir, why, len);
+	if (!ret)
 		ret = members_open(d, why, len);
-	}
 	if (!ret)
 		ret = dev_open_ctrl(d, why, len);
 	if (!ret && !(ret = dev_recover(d, why, len)))
@@ -329,6 +339,7 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 	}
 	d->started = true;
 	snprintf(d->path, sizeof(d->path), "/dev/ublkb%u", d->info.dev_id);
+	ublk_mirror_resync(d);
 	*out = d;
 	return 0;
 }
@@ -357,6 +368,14 @@ int ublk_dev_degraded(const struct ublk_dev *d)
 	for (int i = 0; i < d->layout.nr; i++)
 		n += atomic_load(&d->member_failed[i]);
 	return n;
+}
+
+void ublk_dev_wake(struct ublk_dev *d)
+{
+	for (int i = 0; i < d->nr_queues; i++)
+		if (d->queues[i].wake_fd >= 0 && eventfd_write(d->queues[i].wake_fd, 1) < 0)
+			log_warning("device %s: cannot wake queue %d: %s", d->cfg.name, i,
+				    strerror(errno));
 }
 
 const char *ublk_dev_engine(const struct ublk_dev *d)

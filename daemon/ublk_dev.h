@@ -11,6 +11,7 @@
 #include "config.h"
 #include "ublk_ctrl.h"
 #include "ublk_map.h"
+#include "ublk_mirror.h"
 
 struct ublk_queue;
 
@@ -29,13 +30,13 @@ struct ublk_dev {
 	struct device_config cfg;	/* its own copy */
 	struct ublk_layout layout;
 	int member_fd[CONFIG_MAX_FILES];
-	_Atomic bool member_failed[CONFIG_MAX_FILES];	/* mirror: degraded */
+	_Atomic bool member_failed[CONFIG_MAX_FILES];	/* mirror: not read (stale) */
+	struct ublk_mirror mirror;	/* mirror: stale members recorded, resync */
 	struct ublk_ctrl ctrl;
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
 	bool added, started;
 	bool recovered;			/* taken over from a daemon that died */
 	_Atomic bool handover;		/* the queues stop serving and leave the device */
-	int wake_fd;			/* eventfd: wakes the queues to look at handover */
 	bool gather;			/* stripe_io = gather */
 	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
@@ -75,7 +76,9 @@ void ublk_dev_stop(struct ublk_dev *d, int claim);
  * next, and the id stays in state_dir for the take-over. Frees @d.
  */
 void ublk_dev_handover(struct ublk_dev *d);
-/* members marked failed */
+/* members marked failed (a mirror's: stale, or resyncing) */
 int ublk_dev_degraded(const struct ublk_dev *d);
+/* wake every queue to look at the device's handover flag and the mirror's window */
+void ublk_dev_wake(struct ublk_dev *d);
 
 #endif

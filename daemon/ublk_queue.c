@@ -13,7 +13,9 @@
  * core's rules (iou_chain.h): a short transfer resubmits the rest.
  */
 #include <errno.h>
+#include <linux/fs.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,12 +34,17 @@
 #define UD_UBLK_WAKE	18	/* the device's eventfd: look at dev->handover */
 
 struct ublk_tag {
+	uint64_t off;		/* of the request on the device */
+	bool busy;		/* between the fetch and the commit */
+	bool deferred;		/* a write into the resync window, held back */
+	bool counted;		/* a write the window waits for (q->win_busy) */
 	int nr;			/* pieces */
 	int pending;		/* of them in flight */
 	int ok;			/* pieces done */
 	int err;		/* first error, -errno */
 	uint32_t len;
 	uint8_t op;
+	bool fua;		/* a write with UBLK_IO_F_FUA */
 	int nr_units;		/* gather: per-unit pieces in q->units */
 	uint32_t staged;	/* gather: bytes that go through staging */
 	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
@@ -94,6 +101,9 @@ static void q_complete(struct ublk_queue *q, unsigned int tag, int res)
 	struct ublk_stats *st = &q->dev->stats;
 	struct ublk_tag *t = &q->tags[tag];
 
+	if (t->counted && --q->win_busy == 0)
+		atomic_store(&q->win_ack, q->win_seen);
+	t->counted = t->busy = false;
 	if (res < 0)
 		atomic_fetch_add(&st->errors, 1);
 	else if (t->op == UBLK_IO_OP_READ)
@@ -120,6 +130,9 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 		break;
 	case UBLK_IO_OP_WRITE:
 		io_uring_prep_write_fixed(sqe, fi, buf, p->len - done, p->off + done, 0);
+		/* FUA: durable when it completes, on every member it goes to */
+		if (q->tags[tag].fua)
+			sqe->rw_flags |= RWF_DSYNC;
 		break;
 	default:	/* flush: each member's cache to stable storage */
 		io_uring_prep_fsync(sqe, fi, IORING_FSYNC_DATASYNC);
@@ -150,8 +163,12 @@ static int q_read_member(struct ublk_queue *q)
 static void q_member_failed(struct ublk_queue *q, int m, int err)
 {
 	struct ublk_dev *d = q->dev;
+	bool syncing = atomic_load(&d->mirror.syncing[m]);
 
-	if (!atomic_exchange(&d->member_failed[m], true))
+	/* durably stale before this write, or any after it, is acknowledged */
+	if (d->cfg.target == TARGET_MIRROR)
+		ublk_mirror_member_failed(d, m);
+	if (!atomic_exchange(&d->member_failed[m], true) || syncing)
 		log_err("device %s: member %s failed (%s); %s", d->cfg.name, d->cfg.backing[m],
 			strerror(-err), d->cfg.target == TARGET_MIRROR ?
 			"serving from the others, degraded" : "requests on it fail");
@@ -167,8 +184,10 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 	int n, k = 0;
 
 	if (t->op == UBLK_IO_OP_FLUSH) {
+		/* a member being resynced too: it holds acknowledged writes */
 		for (int m = 0; m < d->layout.nr; m++)
-			if (!mirror || !atomic_load(&d->member_failed[m]))
+			if (!mirror || !atomic_load(&d->member_failed[m]) ||
+			    atomic_load(&d->mirror.syncing[m]))
 				p[k++] = (struct ublk_piece){ .member = m };
 		return k;
 	}
@@ -178,8 +197,11 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 		     off, t->len, p, q->max_pieces);
 	if (n <= 0 || !mirror || t->op != UBLK_IO_OP_WRITE)
 		return n;
+	/* a member being resynced takes the writes below the copy, which has passed them */
 	for (int i = 0; i < n; i++)
-		if (!atomic_load(&d->member_failed[p[i].member]))
+		if (!atomic_load(&d->member_failed[p[i].member]) ||
+		    (atomic_load(&d->mirror.syncing[p[i].member]) &&
+		     off + t->len <= atomic_load(&d->mirror.sync_pos)))
 			p[k++] = p[i];
 	return k;
 }
@@ -241,14 +263,56 @@ static void q_shuffle_done(struct ublk_queue *q, unsigned int tag, int res)
 		q_complete(q, tag, ok ? (int)t->len : -EIO);
 }
 
+static bool q_in_window(const struct ublk_queue *q, const struct ublk_tag *t)
+{
+	return t->op == UBLK_IO_OP_WRITE && q->win_lo < q->win_hi &&
+	       t->off < q->win_hi && t->off + t->len > q->win_lo;
+}
+
+static void q_start(struct ublk_queue *q, unsigned int tag);
+
+/*
+ * The mirror's resync moved its window: count this queue's writes in it,
+ * let the held-back ones that are out of it go, and say when none is left.
+ */
+static void q_window(struct ublk_queue *q)
+{
+	struct ublk_mirror *m = &q->dev->mirror;
+	uint64_t seq = atomic_load(&m->win_seq);
+	uint16_t held[q->nr_deferred + 1];
+	int nr = q->nr_deferred;
+
+	if (seq == q->win_seen)
+		return;
+	q->win_seen = seq;
+	q->win_lo = atomic_load(&m->win_lo);
+	q->win_hi = atomic_load(&m->win_hi);
+	q->win_busy = 0;
+	for (unsigned int tag = 0; tag < q->depth; tag++) {
+		struct ublk_tag *t = &q->tags[tag];
+
+		t->counted = t->busy && !t->deferred && q_in_window(q, t);
+		q->win_busy += t->counted;
+	}
+	memcpy(held, q->deferred, nr * sizeof(*held));
+	q->nr_deferred = 0;
+	for (int i = 0; i < nr; i++) {
+		q->tags[held[i]].deferred = false;
+		q_start(q, held[i]);
+	}
+	if (!q->win_busy)
+		atomic_store(&q->win_ack, seq);
+}
+
 static void q_request(struct ublk_queue *q, unsigned int tag)
 {
 	const struct ublksrv_io_desc *iod = &q->descs[tag];
 	struct ublk_stats *st = &q->dev->stats;
 	struct ublk_tag *t = &q->tags[tag];
-	int n;
 
-	*t = (struct ublk_tag){ .op = ublksrv_get_op(iod), .len = iod->nr_sectors << 9 };
+	*t = (struct ublk_tag){ .op = ublksrv_get_op(iod), .len = iod->nr_sectors << 9,
+				.off = iod->start_sector << 9, .busy = true,
+				.fua = !!(iod->op_flags & UBLK_IO_F_FUA) };
 	atomic_fetch_add(&st->in_flight, 1);
 	switch (t->op) {
 	case UBLK_IO_OP_READ:
@@ -265,7 +329,21 @@ static void q_request(struct ublk_queue *q, unsigned int tag)
 		q_complete(q, tag, -EOPNOTSUPP);
 		return;
 	}
-	n = q_map(q, tag, iod->start_sector << 9);
+	q_start(q, tag);
+}
+
+/* map and submit a request; a write into the resync window waits for it to move */
+static void q_start(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	int n;
+
+	if (q_in_window(q, t)) {
+		t->deferred = true;
+		q->deferred[q->nr_deferred++] = tag;
+		return;
+	}
+	n = q_map(q, tag, t->off);
 	if (n <= 0) {
 		q_complete(q, tag, -EIO);
 		return;
@@ -355,12 +433,34 @@ static void q_cmd_done(struct ublk_queue *q, unsigned int tag, int res)
 			q->dev->cfg.name, q->q_id, tag, strerror(-res));
 }
 
+/* a CQE when ublk_dev_wake() writes the queue's eventfd */
+static int q_arm_wake(struct ublk_queue *q)
+{
+	struct io_uring_sqe *sqe = q_sqe(q);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, q->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_WAKE, 0, 0));
+	return 0;
+}
+
+static void q_woken(struct ublk_queue *q)
+{
+	eventfd_t v;
+
+	eventfd_read(q->wake_fd, &v);
+	q->leaving = atomic_load(&q->dev->handover);
+	if (!q->leaving && q_arm_wake(q))
+		log_err("device %s: queue %d: no SQE to wait for a wake-up", q->dev->cfg.name,
+			q->q_id);
+}
+
 static int q_setup(struct ublk_queue *q)
 {
 	struct ublk_dev *d = q->dev;
 	size_t page = sysconf(_SC_PAGESIZE), area;
 	int fds[CONFIG_MAX_FILES + 1], ret;
-	struct io_uring_sqe *sqe;
 	unsigned int sq = ring_pow2(q->depth * 2 > 64 ? q->depth * 2 : 64);
 	unsigned int cq = ring_pow2(q->depth * (q->max_pieces + 1));
 
@@ -380,7 +480,8 @@ static int q_setup(struct ublk_queue *q)
 	q->units = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->units));
 	q->pieces = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->pieces));
 	q->done = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->done));
-	if (!q->tags || !q->pieces || !q->done || !q->units)
+	q->deferred = calloc(q->depth, sizeof(*q->deferred));
+	if (!q->tags || !q->pieces || !q->done || !q->units || !q->deferred)
 		return -ENOMEM;
 	ret = ring_init_sized(&q->ring, sq, cq, q->bpf ? IOU_SETUP_BPF_OP : 0);
 	if (ret)
@@ -415,11 +516,8 @@ static int q_setup(struct ublk_queue *q)
 	for (unsigned int tag = 0; tag < q->depth; tag++)
 		if ((ret = q_cmd(q, tag, UBLK_U_IO_FETCH_REQ, 0)))
 			return ret;
-	sqe = q_sqe(q);
-	if (!sqe)
-		return -EBUSY;
-	io_uring_prep_poll_add(sqe, d->wake_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_WAKE, 0, 0));
+	if ((ret = q_arm_wake(q)))
+		return ret;
 	ret = io_uring_submit(&q->ring.uring);
 	return ret < 0 ? ret : 0;
 }
@@ -438,6 +536,8 @@ static void q_teardown(struct ublk_queue *q)
 	free(q->pieces);
 	free(q->done);
 	free(q->units);
+	free(q->deferred);
+	q->deferred = NULL;
 	q->units = NULL;
 	q->tags = NULL;
 	q->pieces = NULL;
@@ -478,7 +578,7 @@ static void *queue_thread(void *arg)
 			if (iou_ud_tag(ud) == UD_UBLK_CMD)
 				q_cmd_done(q, iou_ud_slot(ud), cqe->res);
 			else if (iou_ud_tag(ud) == UD_UBLK_WAKE)
-				q->leaving = atomic_load(&q->dev->handover);
+				q_woken(q);
 			else if (iou_ud_tag(ud) == UD_UBLK_SHUFFLE)
 				q_shuffle_done(q, iou_ud_slot(ud), cqe->res);
 			else
@@ -486,6 +586,7 @@ static void *queue_thread(void *arg)
 			seen++;
 		}
 		io_uring_cq_advance(&q->ring.uring, seen);
+		q_window(q);
 	}
 	/* the last commits; the fetches left are cancelled with the ring */
 	if (q->leaving)
@@ -500,9 +601,15 @@ int ublk_queue_start(struct ublk_queue *q)
 
 	atomic_store(&q->ready, 0);
 	q->max_pieces = ublk_map_max_pieces(&q->dev->layout, q->buf_size);
+	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->wake_fd < 0)
+		return -errno;
 	ret = pthread_create(&q->thread, NULL, queue_thread, q);
-	if (ret)
+	if (ret) {
+		close(q->wake_fd);
+		q->wake_fd = -1;
 		return -ret;
+	}
 	q->joinable = true;
 	return 0;
 }
@@ -512,4 +619,7 @@ void ublk_queue_join(struct ublk_queue *q)
 	if (q->joinable)
 		pthread_join(q->thread, NULL);
 	q->joinable = false;
+	if (q->wake_fd >= 0)
+		close(q->wake_fd);
+	q->wake_fd = -1;
 }

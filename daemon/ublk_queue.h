@@ -36,6 +36,13 @@ struct ublk_queue {
 	pthread_t thread;
 	bool joinable;
 	bool leaving;			/* handing the device over: serve nothing new */
+	int wake_fd;			/* eventfd: ublk_dev_wake() */
+	/* a mirror's resync window (ublk_mirror.h) as this queue last saw it */
+	uint64_t win_seen, win_lo, win_hi;
+	int win_busy;			/* its writes in flight in the window */
+	_Atomic uint64_t win_ack;	/* win_seq with none of them left */
+	uint16_t *deferred;		/* tags of writes into the window, held back */
+	int nr_deferred;
 	_Atomic int ready;		/* 1: every tag fetched; -errno: the thread failed */
 };
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -103,6 +104,35 @@ void ublk_id_forget(const char *state_dir, const char *name)
 
 	if (!id_path(path, sizeof(path), state_dir, name))
 		unlink(path);
+}
+
+/* the NAME of STATE_DIR/device-NAME.ublk; false if @file is not one */
+static bool id_file_name(const char *file, char *name, size_t len)
+{
+	size_t n = strlen(file);
+
+	if (strncmp(file, "device-", 7) || n < 13 || strcmp(file + n - 5, ".ublk") ||
+	    n - 12 >= len)
+		return false;
+	snprintf(name, len, "%.*s", (int)(n - 12), file + 7);
+	return true;
+}
+
+int ublk_id_find(const char *state_dir, uint32_t dev_id, char *name, size_t len)
+{
+	DIR *dir = opendir(state_dir);
+	struct dirent *e;
+	uint32_t id;
+	int ret = -ENOENT;
+
+	if (!dir)
+		return -errno;
+	while (ret && (e = readdir(dir)))
+		if (id_file_name(e->d_name, name, len) && !ublk_id_load(state_dir, name, &id) &&
+		    id == dev_id)
+			ret = 0;
+	closedir(dir);
+	return ret;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -226,13 +256,9 @@ int ublk_release_orphans(const char *state_dir, FILE *out)
 		return errno == ENOENT ? 0 : -errno;
 	while ((e = readdir(dir))) {
 		char name[256];
-		size_t len = strlen(e->d_name);
 
-		/* device-NAME.ublk, as id_path() names it */
-		if (strncmp(e->d_name, "device-", 7) || len < 13 ||
-		    strcmp(e->d_name + len - 5, ".ublk") || len - 12 >= sizeof(name))
+		if (!id_file_name(e->d_name, name, sizeof(name)))
 			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(len - 12), e->d_name + 7);
 		if (!c.ring_ok && (ret = ublk_ctrl_open(&c))) {
 			fprintf(out, "cannot open /dev/ublk-control: %s\n", strerror(-ret));
 			break;

@@ -25,6 +25,8 @@ uint64_t ublk_fingerprint(const struct device_config *dc);
 int ublk_id_load(const char *state_dir, const char *name, uint32_t *dev_id);
 int ublk_id_save(const char *state_dir, const char *name, uint32_t dev_id);
 void ublk_id_forget(const char *state_dir, const char *name);
+/* the NAME whose id file names @dev_id (udev's stable names): 0, or -ENOENT */
+int ublk_id_find(const char *state_dir, uint32_t dev_id, char *name, size_t len);
 
 /*
  * /dev/ublkb@dev_id opened exclusively, so that nothing mounts it while it

@@ -228,11 +228,135 @@ wait_dev other
 OTH=$(dst other path)
 systemctl kill -s KILL $U
 timed stop
-for i in $(seq 50); do [ ! -e "$OTH" ] && break; sleep 0.2; done
-check "kill -9 then systemctl stop: the device is gone, and its recovery id" eval \
-	'[ ! -e "$OTH" ] && [ ! -e "$CKDIR/device-other.ublk" ] && [ -z "$(ls /sys/class/ublk-char 2>/dev/null)" ]'
+# iou-offloadd-release.service deletes them once systemd has stopped the unit
+gone() { [ ! -e "$OTH" ] && [ ! -e "$CKDIR/device-other.ublk" ] && [ -z "$(ls /sys/class/ublk-char 2>/dev/null)" ]; }
+for i in $(seq 50); do gone && break; sleep 0.2; done
+check "kill -9 then systemctl stop: the device is gone, and its recovery id" gone
+journalctl -u iou-offloadd-release --no-pager --since "@$SINCE" > "$ART/admin-release.log" 2>&1
 $BIN status > "$ART/admin-status-killed.txt" 2>&1
 check "status says the daemon is not running" grep -q "not running" "$ART/admin-status-killed.txt"
+
+# ---- a new mirror over legs that differ: synced before a read can differ ----
+head -c $((8 * MiB)) /dev/urandom > "$T/na0"
+head -c $((8 * MiB)) /dev/urandom > "$T/na1"
+cp "$T/na0" "$T/na0.orig"
+sysconf "[device fresh]
+	target = mirror
+	engine = uring
+	backing = $T/na0
+	backing = $T/na1"
+systemctl start $U
+wait_dev fresh
+FR=$(dst fresh path)
+same_reads=1
+first=$(dd if="$FR" bs=4k skip=100 count=1 iflag=direct status=none | sha256sum)
+for i in 1 2 3 4 5 6; do
+	[ "$(dd if="$FR" bs=4k skip=100 count=1 iflag=direct status=none | sha256sum)" = "$first" ] || same_reads=0
+done
+check "a new mirror: six rereads of one 4K block give the same bytes (round-robin over legs that differed)" \
+	[ $same_reads = 1 ]
+check "and they are the first leg's bytes" eval \
+	'[ "$first" = "$(dd if="$T/na0.orig" bs=4k skip=100 count=1 status=none | sha256sum)" ]'
+for i in $(seq 100); do [ "$(dst fresh state)" = running ] && break; sleep 0.2; done
+check "the new mirror is synced: state running, the second leg now holds the first leg's bytes" eval \
+	'[ "$(dst fresh state)" = running ] && cmp -s "$T/na0.orig" "$T/na1" && cmp -s "$T/na0" "$T/na1"'
+check "the journal says the second leg was not synced yet, then resynced" eval \
+	'jrnl | grep -q "device fresh: member $T/na1 is not synced yet" &&
+	 jrnl | grep -q "device fresh: member $T/na1 resynced from $T/na0"'
+systemctl stop $U
+
+# ---- a mirror remembers its stale leg across kill -9 and restart ----
+# leg B is a dm device over a loop device: its table turns to error, then back
+truncate -s $((16 * MiB)) "$T/sa" "$T/sb"
+LSB=$(losetup -f --show "$T/sb")
+SECT=$(blockdev --getsz "$LSB")
+dmsetup create iou-admin-b --table "0 $SECT linear $LSB 0"
+DB=/dev/mapper/iou-admin-b
+# a leg's bytes: a block device past its page cache (the daemon writes it O_DIRECT)
+leg() { case $1 in /dev/*) dd if="$1" bs=1M iflag=direct status=none ;; *) cat "$1" ;; esac; }
+leg_fail() { dmsetup suspend iou-admin-b && dmsetup load iou-admin-b --table "0 $SECT error" && dmsetup resume iou-admin-b; }
+leg_back() { dmsetup suspend iou-admin-b && dmsetup load iou-admin-b --table "0 $SECT linear $LSB 0" && dmsetup resume iou-admin-b; }
+# $1: how the daemon goes away (kill or restart), $2: read_policy, $3 $4: the legs in order
+stale_case() {
+	local how=$1 policy=$2 first=$3 second=$4 dev bad=0 i
+	sysconf "[device st]
+	target = mirror
+	engine = uring
+	read_policy = $policy
+	backing = $first
+	backing = $second"
+	rm -f "$CKDIR/device-st.mirror"
+	systemctl start $U
+	wait_dev st
+	for i in $(seq 100); do [ "$(dst st state)" = running ] && break; sleep 0.2; done
+	dev=$(dst st path)
+	head -c $((16 * MiB)) /dev/urandom > "$T/old"
+	dd if="$T/old" of="$dev" bs=1M oflag=direct status=none
+	leg_fail
+	head -c $((16 * MiB)) /dev/urandom > "$T/new"
+	dd if="$T/new" of="$dev" bs=1M oflag=direct status=none
+	sleep 1.2
+	[ "$(dst st state)" = degraded ] || bad=1
+	leg_back
+	if [ $how = kill ]; then
+		systemctl kill -s KILL $U
+		for i in $(seq 100); do systemctl is-active -q $U && [ -n "$(dst st path)" ] &&
+			[ "$(systemctl show -p NRestarts --value $U)" != "$NRK" ] && break; sleep 0.2; done
+	else
+		systemctl restart $U
+	fi
+	wait_dev st
+	check "$how, read_policy $policy: the device was degraded once the leg failed" [ $bad = 0 ]
+	check "$how, read_policy $policy: after it, the device is the same node" [ "$(dst st path)" = "$dev" ]
+	bad=0
+	for i in 0 3 5 7 8 10 13 15; do
+		cmp -s <(dd if="$dev" bs=1M skip=$i count=1 iflag=direct status=none) \
+			<(dd if="$T/new" bs=1M skip=$i count=1 status=none) || bad=$((bad + 1))
+	done
+	check "$how, read_policy $policy: 8 of 8 1M reads return the last write, none the stale leg's bytes ($bad stale)" [ $bad = 0 ]
+	for i in $(seq 150); do [ "$(dst st state)" = running ] && break; sleep 0.2; done
+	check "$how, read_policy $policy: the stale leg is resynced: both legs hold the last write" eval \
+		'[ "$(dst st state)" = running ] && cmp -s "$T/new" <(leg "$first") && cmp -s "$T/new" <(leg "$second")'
+	systemctl stop $U
+}
+NRK=$(restarts)
+stale_case kill round-robin "$T/sa" "$DB"
+stale_case restart primary "$DB" "$T/sa"
+check "the journal says the stale leg was recorded and resynced" eval \
+	'jrnl | grep -q "device st: member $DB is stale (recorded when it failed)" &&
+	 jrnl | grep -q "device st: member $DB resynced from $T/sa"'
+dmsetup remove iou-admin-b
+losetup -d "$LSB"
+
+# ---- what md and dm users expect: names, I/O hints, FUA, the layout in status ----
+truncate -s $((8 * MiB)) "$T/h0" "$T/h1"
+sysconf "[device striped]
+	target = stripe
+	engine = uring
+	stripe_unit = 64K
+	backing = $T/h0
+	backing = $T/h1"
+systemctl start $U
+wait_dev striped
+SD=$(dst striped path)
+udevadm settle
+check "udev names the device after its section: /dev/iou/striped -> $SD" \
+	eval '[ "$(readlink -f /dev/iou/striped)" = "$SD" ]'
+Q=/sys/block/${SD##*/}/queue
+note "minimum_io_size $(cat $Q/minimum_io_size) optimal_io_size $(cat $Q/optimal_io_size) fua $(cat $Q/fua) write_cache $(cat $Q/write_cache)"
+check "a stripe's I/O hints are dm-stripe's: minimum_io_size the unit, optimal_io_size a full stripe" \
+	eval '[ "$(cat $Q/minimum_io_size)" = 65536 ] && [ "$(cat $Q/optimal_io_size)" = 131072 ]'
+check "the device takes FUA (a volatile cache with FUA: an O_SYNC write needs no flush)" \
+	eval '[ "$(cat $Q/fua)" = 1 ] && [ "$(cat $Q/write_cache)" = "write back" ]'
+fio --name=fua --filename="$SD" --ioengine=io_uring --direct=1 --sync=1 --rw=randwrite --bs=16k \
+	--iodepth=4 --size=2M --verify=crc32c --verify_fatal=1 --do_verify=1 > "$ART/admin-fio-fua.log" 2>&1
+check "O_SYNC (FUA) writes verify" eval 'grep -q "err= 0" "$ART/admin-fio-fua.log" && ! grep -q "verify: bad" "$ART/admin-fio-fua.log"'
+$BIN status > "$ART/admin-status-layout.txt" 2>&1
+check "status lists the members in order and the layout, as dmsetup table does" \
+	grep -q "members $T/h0, $T/h1; stripe_unit 65536" "$ART/admin-status-layout.txt"
+systemctl stop $U
+udevadm settle
+check "and the name goes with the device" eval '[ ! -e /dev/iou/striped ]'
 
 # ---- a reload the service cannot see: refused, and systemctl reload says so ----
 sysconf "$OTHER"
