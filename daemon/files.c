@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "claims.h"
@@ -99,6 +100,24 @@ static int dest_dir_writable(const char *path)
 	ret = access(dirname(copy), W_OK | X_OK) ? -errno : 0;
 	free(copy);
 	return ret;
+}
+
+/* file systems whose files have no size before they are read (procfs, sysfs...) */
+static const char *pseudo_fs(int fd)
+{
+	static const struct { unsigned long magic; const char *name; } fs[] = {
+		{ 0x9fa0, "procfs" }, { 0x62656572, "sysfs" }, { 0x64626720, "debugfs" },
+		{ 0x74726163, "tracefs" }, { 0x63677270, "cgroup2" }, { 0x27e0eb, "cgroup" },
+		{ 0xcafe4a11, "bpffs" }, { 0xf97cff8c, "selinuxfs" }, { 0x73636673, "securityfs" },
+	};
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+		if ((unsigned long)sfs.f_type == fs[i].magic)
+			return fs[i].name;
+	return NULL;
 }
 
 static const char *special_kind(mode_t m)
@@ -187,6 +206,10 @@ static int open_one(struct file_set *fs, struct file_slot *f, const char *path,
 	if (ret == -EINVAL)
 		return files_fail(fs, ret, "%s %s is neither a regular file nor a block device",
 				     dest ? "destination" : "source", path);
+	if (!ret && !dest && !f->is_bdev && !f->size && pseudo_fs(f->fd))
+		return files_fail(fs, -EINVAL, "source %s is on %s, whose files say 0 bytes "
+				     "until they are read: the daemon copies the size stat() "
+				     "gives, so copy it with cp", path, pseudo_fs(f->fd));
 	if (ret)
 		return files_fail(fs, ret, "cannot stat %s: %s", path, strerror(-ret));
 	f->dio_align = s->direct ? dio_alignment(f) : 1;

@@ -104,6 +104,25 @@ static void a_hard_link_to_a_checkpoint_is_refused_as_a_source(void **state)
 	free(ln);
 }
 
+/*
+ * the destination has @bytes: the copy is under way. Its size, not the status
+ * file, which is written once a second: a fast copy is done by then
+ */
+static bool wait_dest(struct fx *f, const char *name, off_t bytes, int timeout_s)
+{
+	char *path = tu_path(f->dir, name);
+	struct stat st;
+	bool ok = false;
+
+	for (int i = 0; i < timeout_s * 1000 && !ok; i++) {
+		ok = stat(path, &st) == 0 && st.st_size >= bytes;
+		if (!ok)
+			usleep(1000);
+	}
+	free(path);
+	return ok;
+}
+
 /* exit 3 part way; 0 if the copy finished before the signal (caller skips) */
 static int stop_part_way(struct fx *f)
 {
@@ -114,8 +133,11 @@ static int stop_part_way(struct fx *f)
 	int rc;
 
 	pid = spawn(f, argv);
-	assert_true(wait_progress(f, "big", 8 << 20, 60));
+	assert_true(wait_dest(f, "out", 8 << 20, 60));
+	/* held still while the stop is asked for: it cannot finish first */
+	kill(pid, SIGSTOP);
 	kill(pid, SIGTERM);
+	kill(pid, SIGCONT);
 	rc = wait_exit(pid, 60);
 	assert_int_equal(checkpoint_load(state_dir, "big", &ck), 0);
 	free(state_dir);
@@ -224,10 +246,13 @@ static void a_stop_without_a_written_checkpoint_does_not_claim_one(void **state)
 	make_src(f, "src", 256 << 20, 77);
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\n", BIG_COPY);
 	pid = spawn(f, argv);
-	assert_true(wait_progress(f, "big", 256 << 10, 60));
+	assert_true(wait_dest(f, "out", 256 << 10, 60));
+	/* held still, so it cannot finish first however fast the machine is */
+	kill(pid, SIGSTOP);
 	/* moved away whole (a removal races the records being written into it) */
 	assert_int_equal(rename(sd, gone), 0);
 	kill(pid, SIGTERM);
+	kill(pid, SIGCONT);
 	assert_int_equal(wait_exit(pid, 60), 3);
 	assert_true(file_has(f->err, "cannot write checkpoint"));
 	assert_null(strstr(slurp(f->err), "(checkpointed)"));
@@ -309,6 +334,19 @@ static void a_dangling_symlink_destination_is_named(void **state)
 	assert_int_equal(run_bin(f, open_), 78);
 	assert_true(file_has(f->err, "dangling symbolic link"));
 	free(ln);
+}
+
+/* /proc/cpuinfo says 0 bytes: refused with the reason, not "finished, 0 bytes" */
+static void a_procfs_source_is_refused_with_the_reason(void **state)
+{
+	struct fx *f = *state;
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /proc/cpuinfo\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once), 1);
+	assert_true(file_has(f->err, "is on procfs"));
+	assert_int_equal(access(tu_path(f->dir, "out"), F_OK), -1);
 }
 
 /* after an early kill -9 the status file lags; the checkpoint is the truth */
@@ -487,6 +525,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_fifo_source_is_refused_without_blocking,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dangling_symlink_destination_is_named,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_procfs_source_is_refused_with_the_reason,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(status_after_kill_9_reports_the_checkpoint,
 						fx_setup, fx_teardown),
