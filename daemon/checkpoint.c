@@ -238,33 +238,43 @@ static bool ident_recorded(const struct file_ident *id)
 	return id->size || id->mtime_ns || id->ctime_ns;
 }
 
+/* "source /a" or, without paths, "source 0" */
+static const char *file_name(struct ckpt_files f, int i, char *buf, size_t len)
+{
+	if (f.path)
+		return f.path[i];
+	snprintf(buf, len, "%d", i);
+	return buf;
+}
+
 enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
-				     const struct file_ident *src, int nr_src,
-				     const struct file_ident *dst, int nr_dst,
+				     struct ckpt_files src, struct ckpt_files dst,
 				     bool repeat, char *why, size_t why_len)
 {
+	char n[16];
+
 	if (!c) {
 		snprintf(why, why_len, "no checkpoint: starting at 0");
 		return RESUME_FRESH;
 	}
-	if (c->fingerprint != fingerprint || c->nr_sources != nr_src || c->nr_dests != nr_dst) {
+	if (c->fingerprint != fingerprint || c->nr_sources != src.nr || c->nr_dests != dst.nr) {
 		snprintf(why, why_len, "configuration changed since the checkpoint: starting at 0");
 		return RESUME_FRESH;
 	}
-	for (int i = 0; i < nr_src; i++) {
-		if (!ident_same_content(&c->src[i], &src[i])) {
+	for (int i = 0; i < src.nr; i++) {
+		if (!ident_same_content(&c->src[i], &src.id[i])) {
 			snprintf(why, why_len,
-				 "source %d changed since the checkpoint (size, mtime or inode): "
-				 "starting at 0", i);
+				 "source %s changed since the checkpoint (size, mtime or inode): "
+				 "starting at 0", file_name(src, i, n, sizeof(n)));
 			return RESUME_FRESH;
 		}
 	}
-	for (int i = 0; i < nr_dst; i++) {
+	for (int i = 0; i < dst.nr; i++) {
 		/* a missing or replaced destination lost what was written */
-		if (!ident_same_file(&c->dst[i], &dst[i])) {
+		if (!ident_same_file(&c->dst[i], &dst.id[i])) {
 			snprintf(why, why_len,
-				 "destination %d was replaced or removed since the checkpoint: "
-				 "starting at 0", i);
+				 "destination %s was replaced or removed since the checkpoint: "
+				 "starting at 0", file_name(dst, i, n, sizeof(n)));
 			return RESUME_FRESH;
 		}
 	}
@@ -273,23 +283,23 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 			snprintf(why, why_len, "finished before, repeat = yes: starting at 0");
 			return RESUME_FRESH;
 		}
-		for (int i = 0; i < nr_dst; i++) {
-			if (!ident_same_content(&c->dst[i], &dst[i])) {
+		for (int i = 0; i < dst.nr; i++) {
+			if (!ident_same_content(&c->dst[i], &dst.id[i])) {
 				snprintf(why, why_len,
-					 "destination %d was modified after the pipeline finished: "
-					 "starting at 0", i);
+					 "destination %s was modified after the pipeline finished: "
+					 "starting at 0", file_name(dst, i, n, sizeof(n)));
 				return RESUME_FRESH;
 			}
 		}
 		snprintf(why, why_len, "finished before and nothing changed: nothing to do");
 		return RESUME_SKIP;
 	}
-	for (int i = 0; i < nr_dst && c->state != CKPT_RUNNING; i++) {
+	for (int i = 0; i < dst.nr && c->state != CKPT_RUNNING; i++) {
 		/* a stop flushed every write first: anything since is not ours */
-		if (ident_recorded(&c->dst[i]) && !ident_same_content(&c->dst[i], &dst[i])) {
+		if (ident_recorded(&c->dst[i]) && !ident_same_content(&c->dst[i], &dst.id[i])) {
 			snprintf(why, why_len,
-				 "destination %d changed while the pipeline was stopped (size, "
-				 "mtime or ctime): starting at 0", i);
+				 "destination %s changed while the pipeline was stopped (size, "
+				 "mtime or ctime): starting at 0", file_name(dst, i, n, sizeof(n)));
 			return RESUME_FRESH;
 		}
 	}

@@ -72,13 +72,19 @@ enum resume_action {
 	RESUME_SKIP,		/* finished and nothing changed */
 };
 
+/* a pipeline's files as they are now: identities, and paths for the messages */
+struct ckpt_files {
+	const struct file_ident *id;
+	char *const *path;		/* NULL: named by their index */
+	int nr;
+};
+
 /*
  * Decide what to do with a pipeline given its checkpoint (NULL if none)
  * and what the files look like now; says why in @why.
  */
 enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
-				     const struct file_ident *src, int nr_src,
-				     const struct file_ident *dst, int nr_dst,
+				     struct ckpt_files src, struct ckpt_files dst,
 				     bool repeat, char *why, size_t why_len);
 
 #endif

@@ -47,8 +47,9 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		log_warning("pipeline %s: checkpoint in %s is unreadable; ignoring it",
 			    pr->cfg.name, pr->env->state_dir);
 	act = checkpoint_decide(ret ? NULL : &ck, pipeline_config_fingerprint(&pr->cfg),
-				src, pr->fs.nr_src, dst, pr->fs.nr_dst, pr->cfg.s.repeat,
-				why, sizeof(why));
+				(struct ckpt_files){ src, pr->cfg.sources, pr->fs.nr_src },
+				(struct ckpt_files){ dst, pr->cfg.dests, pr->fs.nr_dst },
+				pr->cfg.s.repeat, why, sizeof(why));
 	if (act == RESUME_CONTINUE && ck.total != pp->length) {
 		snprintf(why, sizeof(why), "checkpoint was for %" PRIu64 " bytes, now %" PRIu64
 			 ": starting at 0", ck.total, pp->length);

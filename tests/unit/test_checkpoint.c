@@ -211,7 +211,9 @@ static void decide(const struct checkpoint *c, const struct file_ident *src,
 		   const char *why_part)
 {
 	char why[256];
-	enum resume_action a = checkpoint_decide(c, 0x0123456789abcdefULL, src, 2, dst, 1, repeat,
+	enum resume_action a = checkpoint_decide(c, 0x0123456789abcdefULL,
+						 (struct ckpt_files){ src, NULL, 2 },
+						 (struct ckpt_files){ dst, NULL, 1 }, repeat,
 						 why, sizeof(why));
 
 	if (a != want || !strstr(why, why_part))

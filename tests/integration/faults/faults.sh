@@ -239,7 +239,7 @@ if wait_state "$name" failed 300; then
 	fi
 	journal_since "$T0" > "$ART/$name-restart.txt"
 	check "$name: the restart saw the changed source and started at 0" \
-		grep -q "pipeline $name: source 0 changed since the checkpoint" "$ART/$name-restart.txt"
+		grep -qF "pipeline $name: source $F/src5 changed since the checkpoint" "$ART/$name-restart.txt"
 	check "$name: destination byte-identical" same "$F/src5.orig" "$F/t5.out"
 else
 	nok "$name: the pipeline stops with state failed (state $(st $STATUS "$name" state))"
