@@ -62,6 +62,7 @@ void settings_defaults(struct pipeline_settings *s)
 		.create = true,
 		.truncate = true,
 		.repeat = false,
+		.sparse = true,
 	};
 }
 

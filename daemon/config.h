@@ -50,6 +50,9 @@ enum stripe_io {
 };
 
 /* settings a [pipeline] inherits from [daemon] unless it sets them */
+/* keys the table may hold: key_line[] and the key_valid bits (config_int.h) */
+#define CONFIG_KEYS_MAX	64
+
 struct pipeline_settings {
 	enum engine_kind engine;
 	uint32_t queue_depth;
@@ -62,6 +65,7 @@ struct pipeline_settings {
 	bool create;
 	bool truncate;
 	bool repeat;
+	bool sparse;		/* holes of the source stay holes (copy, mirror) */
 };
 
 struct pipeline_config {
@@ -81,8 +85,8 @@ struct pipeline_config {
 	uint64_t length;		/* logical bytes; UINT64_MAX = to the end */
 	struct pipeline_settings s;
 	/* bookkeeping: line each key was given on (0 = never), and which held a valid value */
-	int key_line[32];
-	uint32_t key_valid;
+	int key_line[CONFIG_KEYS_MAX];
+	uint64_t key_valid;
 };
 
 /* [device NAME]: a ublk block device served by the daemon (device_config.c) */
@@ -115,8 +119,8 @@ struct device_config {
 	enum read_policy read_policy;
 	enum stripe_io stripe_io;
 	uint64_t size;			/* 0 in the file: as large as the members allow */
-	int key_line[32];
-	uint32_t key_valid;
+	int key_line[CONFIG_KEYS_MAX];
+	uint64_t key_valid;
 };
 
 struct daemon_config {
@@ -132,8 +136,8 @@ struct daemon_config {
 	int nr_pipelines;
 	struct device_config *devices;
 	int nr_devices;
-	int key_line[32];
-	uint32_t key_valid;
+	int key_line[CONFIG_KEYS_MAX];
+	uint64_t key_valid;
 };
 
 /* error messages, each "FILE:LINE: ..." */

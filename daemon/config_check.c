@@ -14,7 +14,7 @@
 #include "config_int.h"
 
 #define INHERIT(field, id) do {					\
-		if (!(pc->key_valid & (1u << (id))))		\
+		if (!(pc->key_valid & (1ull << (id))))		\
 			pc->s.field = cfg->defaults.field;	\
 	} while (0)
 
@@ -34,6 +34,7 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 	INHERIT(create, K_CREATE);
 	INHERIT(truncate, K_TRUNCATE);
 	INHERIT(repeat, K_REPEAT);
+	INHERIT(sparse, K_SPARSE);
 
 	st->sec = SEC_PIPELINE;
 	st->cur = pc;
@@ -45,7 +46,7 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 	if (!pc->nr_dests && !pc->key_line[K_DESTINATION])
 		add_error(st, pc->line, "missing required key 'destination'");
 	/* the checks below need a valid transform and both file lists */
-	if (!(pc->key_valid & (1u << K_TRANSFORM)) || !pc->nr_sources || !pc->nr_dests)
+	if (!(pc->key_valid & (1ull << K_TRANSFORM)) || !pc->nr_sources || !pc->nr_dests)
 		return;
 	if (pc->key_line[K_STRIPE_IO] && pc->transform != TRANSFORM_STRIPE &&
 	    !(pc->transform == TRANSFORM_GATHER && pc->gather == GATHER_DESTRIPE))

@@ -219,7 +219,7 @@ void device_resolve(struct parse_state *st, struct device_config *dc)
 		add_error(st, dc->line, "missing required key 'target' (linear, stripe or mirror)");
 	if (!dc->key_line[K_BACKING])
 		add_error(st, dc->line, "missing required key 'backing'");
-	if (!(dc->key_valid & (1u << K_TARGET)) || !dc->nr_backing)
+	if (!(dc->key_valid & (1ull << K_TARGET)) || !dc->nr_backing)
 		return;
 	device_check_keys(st, dc);
 	for (int i = 0; i < dc->nr_backing; i++)
@@ -227,7 +227,7 @@ void device_resolve(struct parse_state *st, struct device_config *dc)
 			if (!strcmp(dc->backing[i], dc->backing[j]))
 				add_error(st, dc->backing_line[i], "backing '%s' is listed twice "
 					  "(first at line %d)", dc->backing[i], dc->backing_line[j]);
-	if (dc->key_line[K_SIZE] && !(dc->key_valid & (1u << K_SIZE)))
+	if (dc->key_line[K_SIZE] && !(dc->key_valid & (1ull << K_SIZE)))
 		return;
 	device_check_members(st, dc);
 }

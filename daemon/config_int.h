@@ -25,10 +25,10 @@ enum key_id {
 	K_OFFSET, K_DEST_OFFSET, K_LENGTH,
 	K_PROGRESS_INTERVAL,
 	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
-	K_READ_POLICY, K_SIZE, K_STRIPE_IO, K_BUFFER_CACHE,
+	K_READ_POLICY, K_SIZE, K_STRIPE_IO, K_BUFFER_CACHE, K_SPARSE,
 	K_NR,
 };
-_Static_assert(K_NR <= 32, "key_line[32] and the key_valid bits hold 32 keys");
+_Static_assert(K_NR <= CONFIG_KEYS_MAX, "key_line[] and the key_valid bits hold CONFIG_KEYS_MAX keys");
 
 /* an enum's names, in the order messages list them */
 struct enum_name {

@@ -55,6 +55,7 @@ static const struct key_def keys[] = {
 	{ "create", K_CREATE, .settings = BOOL(S, create) },
 	{ "truncate", K_TRUNCATE, .settings = BOOL(S, truncate) },
 	{ "repeat", K_REPEAT, .settings = BOOL(S, repeat) },
+	{ "sparse", K_SPARSE, .settings = BOOL(S, sparse) },
 
 	{ "transform", K_TRANSFORM, .pipeline = ENUM(P, transform, transform_names) },
 	{ "gather", K_GATHER, .pipeline = ENUM(P, gather, gather_names) },

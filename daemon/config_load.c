@@ -223,7 +223,7 @@ static int config_handler(void *user, const char *section, const char *name,
 	struct parse_state *st = user;
 	const struct key_def *k;
 	int *key_line;
-	uint32_t *key_valid;
+	uint64_t *key_valid;
 	int ret;
 
 	(void)section;	/* we track sections in the reader */
@@ -271,7 +271,7 @@ static int config_handler(void *user, const char *section, const char *name,
 	ret = config_set_key(st, k, value);
 	/* an invalid value leaves the field unset: the default stays in force */
 	if (!ret)
-		*key_valid |= 1u << k->id;
+		*key_valid |= 1ull << k->id;
 	if (!key_line[k->id])
 		key_line[k->id] = st->line;
 	return 1;

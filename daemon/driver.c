@@ -71,7 +71,17 @@ static int fill_chains(struct pipeline_run *pr)
 
 		if (c->busy)
 			continue;
-		if (!within_ckpt_window(pr))
+		/* a sparse source's holes: nothing to read, nothing to write */
+		while (pr->next_block < pr->plan.nr_blocks &&
+		       sparse_block_is_hole(pr, pr->next_block)) {
+			uint64_t lo = plan_block_start(&pr->plan, pr->next_block);
+			uint64_t len = pr->plan.p.length - lo < pr->plan.p.block_size ?
+				       pr->plan.p.length - lo : pr->plan.p.block_size;
+
+			atomic_fetch_add(&pr->env->status->bytes_done, len);
+			pr->next_block++;
+		}
+		if (pr->next_block >= pr->plan.nr_blocks || !within_ckpt_window(pr))
 			break;
 		ret = chain_build(pr, c, pr->next_block);
 		if (ret)
@@ -120,7 +130,9 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		/* what has completed: both the writeback start and the flush go up to it */
 		w = ckpt_watermark_now(pr);
 		ckpt_start_writeback(pr, w);
-		ckpt_begin(pr, w, false);
+		/* past a long hole nothing is in flight: the window moves by a checkpoint */
+		ckpt_begin(pr, w, !stopping && !pr->inflight_chains &&
+			   pr->next_block < pr->plan.nr_blocks);
 		wake_arm(pr);
 		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->rec.inflight &&
 		    !pr->wb_inflight)

@@ -32,6 +32,7 @@ struct file_set {
 	struct file_slot dst[CONFIG_MAX_FILES];
 	int nr_src, nr_dst;
 	bool check_only;	/* --check-config --open: open and check, change nothing */
+	uint64_t hole_bytes;	/* a sparse source's holes: not written, not allocated */
 	/* state_dir, runtime_dir: the daemon's own files, never a source or destination */
 	const char *private_dirs[2];
 	char msg[512];		/* what the last failure was */

@@ -81,7 +81,8 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 			avail[nr++] = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) *
 				      vfs.f_frsize;
 		}
-		need[i] += end - have;
+		/* a sparse copy allocates its data only */
+		need[i] += end - have > fs->hole_bytes ? end - have - fs->hole_bytes : 0;
 	}
 	for (int i = 0; i < nr; i++) {
 		char n[32], a[32];

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,14 @@
 #include "status.h"
 
 /* ---- the end: durable, the right size, and only then "finished" ---- */
+
+/* is @f shorter than @end (a trailing hole not written)? */
+static bool sparse_short(const struct file_slot *f, uint64_t end)
+{
+	struct stat st;
+
+	return fstat(f->fd, &st) == 0 && (uint64_t)st.st_size < end;
+}
 
 static int finish(struct pipeline_run *pr)
 {
@@ -47,8 +56,12 @@ static int finish(struct pipeline_run *pr)
 
 		if (f->is_bdev)
 			continue;
-		/* truncate = no: keep what lies beyond; the writes reached end already */
-		if (pc->s.truncate && ftruncate(f->fd, end) < 0) {
+		/*
+		 * truncate = no: keep what lies beyond; the writes reached end
+		 * already, but for a sparse source's last hole, never written
+		 */
+		if ((pc->s.truncate || (pr->sparse.on && sparse_short(f, end))) &&
+		    ftruncate(f->fd, end) < 0) {
 			ret = -errno;
 			return pipeline_fail(pr, ret, "cannot set the size of %s to %" PRIu64
 					     ": %s", f->path, end, strerror(-ret));

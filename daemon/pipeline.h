@@ -121,6 +121,17 @@ struct chain {
 	size_t meta_len;
 };
 
+/* sparse.c: the holes of a sparse source, logical [lo, hi), sorted */
+struct sparse_hole {
+	uint64_t lo, hi;
+};
+struct sparse_map {
+	struct sparse_hole *holes;
+	size_t nr, cap;
+	uint64_t hole_bytes;
+	bool on;		/* blocks in holes are skipped, their ranges punched */
+};
+
 struct pipeline_run {
 	struct pipeline_config cfg;
 	const struct run_env *env;
@@ -128,6 +139,7 @@ struct pipeline_run {
 	void *engine_priv;
 	struct plan plan;
 	struct file_set fs;		/* the sources and destinations, open */
+	struct sparse_map sparse;
 	struct ring ring;
 	struct ring_mem mem;
 	bool buffers_reused;		/* mem came from env->pool */

@@ -133,7 +133,7 @@ bool pipeline_config_same(const struct pipeline_config *a, const struct pipeline
 	       x->engine == y->engine && x->queue_depth == y->queue_depth &&
 	       x->block_size == y->block_size && x->direct == y->direct &&
 	       x->create == y->create && x->truncate == y->truncate &&
-	       x->repeat == y->repeat && x->retries == y->retries &&
+	       x->repeat == y->repeat && x->sparse == y->sparse && x->retries == y->retries &&
 	       x->retry_delay == y->retry_delay &&
 	       x->checkpoint_interval == y->checkpoint_interval &&
 	       a->stripe_io == b->stripe_io;

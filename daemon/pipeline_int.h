@@ -48,6 +48,12 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full);
 /* stopped or failed: record what is durable, never more */
 int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
 
+/* sparse.c: map the source's holes (sparse = yes), punch them, skip them */
+int sparse_map_build(struct pipeline_run *pr);
+void sparse_map_free(struct sparse_map *m);
+int sparse_punch_dests(struct pipeline_run *pr);
+bool sparse_block_is_hole(const struct pipeline_run *pr, uint64_t block);
+
 /* driver.c: keep the chains in flight until the plan is done, a stop or an error */
 int pipeline_drive_chains(struct pipeline_run *pr);
 

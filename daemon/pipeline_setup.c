@@ -299,6 +299,11 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	ret = setup_plan(pr);
 	if (ret)
 		return ret;	/* 1: finished before, nothing to do */
+	ret = sparse_map_build(pr);
+	if (ret)
+		return pipeline_fail(pr, ret, "cannot map the holes of %s: %s", pr->fs.src[0].path,
+				     strerror(-ret));
+	pr->fs.hole_bytes = pr->sparse.hole_bytes;
 	ret = files_check_space(&pr->fs, &pr->plan);
 	if (ret)
 		return pipeline_files_failed(pr, ret);
@@ -308,6 +313,8 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		pipeline_files_failed(pr, ret);
 	else if (files_io_align(&pr->fs) != pr->plan.p.io_align)
 		ret = setup_plan(pr);	/* the new file's O_DIRECT alignment */
+	if (!ret)
+		ret = sparse_punch_dests(pr);
 	if (ret) {
 		files_remove_created(&pr->fs);
 		return ret < 0 ? ret : 0;
@@ -387,7 +394,10 @@ int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *p
 	if (ret)
 		return pipeline_files_failed(pr, ret);
 	ret = setup_plan(pr);
+	if (!ret)
+		ret = sparse_map_build(pr);
 	if (!ret) {
+		pr->fs.hole_bytes = pr->sparse.hole_bytes;
 		ret = files_check_space(&pr->fs, &pr->plan);
 		if (ret)
 			pipeline_files_failed(pr, ret);
@@ -399,6 +409,7 @@ void pipeline_cleanup(struct pipeline_run *pr)
 {
 	teardown_ring(pr);
 	files_close(&pr->fs);
+	sparse_map_free(&pr->sparse);
 	pipeline_config_free(&pr->cfg);
 	pthread_mutex_destroy(&pr->ckpt_lock);
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,6 +163,85 @@ static void status_of_a_finished_pipeline_gives_time_and_average_rate(void **sta
 	assert_true(file_has(f->out, "MiB/s on average"));
 }
 
+/* @name: @len bytes, all hole but @nr_data 4 KiB pieces of seed data */
+static void make_sparse(struct fx *f, const char *name, off_t len, const off_t *at, int nr)
+{
+	char *path = tu_path(f->dir, name), buf[4096];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, len), 0);
+	for (int i = 0; i < nr; i++) {
+		tu_fill(buf, sizeof(buf), 97 + i);
+		assert_int_equal(pwrite(fd, buf, sizeof(buf), at[i]), sizeof(buf));
+	}
+	close(fd);
+	free(path);
+}
+
+static long long allocated(struct fx *f, const char *name)
+{
+	char *path = tu_path(f->dir, name);
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	free(path);
+	return (long long)st.st_blocks * 512;
+}
+
+/* holes stay holes; an old destination's bytes there read back as zeros */
+static void a_sparse_source_gives_a_sparse_destination(void **state)
+{
+	struct fx *f = *state;
+	const off_t at[] = { 0, 100 << 20, (256 << 20) - 4096 };
+	char junk[1 << 16];
+	int fd;
+
+	make_sparse(f, "src", 256 << 20, at, 3);
+	if (allocated(f, "src") > (1 << 20)) {
+		print_message("skipped: this file system does not keep holes\n");
+		skip();
+	}
+	/* an old destination full of other bytes where the source has holes */
+	memset(junk, 0xAB, sizeof(junk));
+	fd = open(p(f, "dst"), O_WRONLY | O_CREAT, 0644);
+	for (off_t o = 0; o < (8 << 20); o += sizeof(junk))
+		assert_int_equal(pwrite(fd, junk, sizeof(junk), (50 << 20) + o), sizeof(junk));
+	close(fd);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "dst"))), 0);
+	same_files(f, "src", "dst");
+	/* whole blocks (1 MiB) are written where the source has data: three */
+	print_message("destination: %lld bytes allocated\n", allocated(f, "dst"));
+	assert_true(allocated(f, "dst") <= (4 << 20));
+	assert_true(file_has(f->err, "hole(s)"));
+	/* sparse = no: every byte written */
+	write_conf(f, "sparse = no\n", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/dense\n");
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "-c", f->conf, "--once", NULL })), 0);
+	same_files(f, "src", "dense");
+	assert_true(allocated(f, "dense") >= (256 << 20));
+}
+
+/* the space check counts what will be allocated: 256 MiB of holes fit in 64 MiB */
+static void a_sparse_copy_fits_where_its_data_fits(void **state)
+{
+	struct fx *f = *state;
+	const off_t at[] = { 0, 128 << 20 };
+	char *mnt = tu_path(f->dir, "small"), dst[4200];
+
+	make_sparse(f, "src", 256 << 20, at, 2);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (mount("iou-test", mnt, "tmpfs", 0, "size=64m")) {
+		free(mnt);
+		skip();
+	}
+	snprintf(dst, sizeof(dst), "%s/out", mnt);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), dst)), 0);
+	same_files(f, "src", "small/out");
+	umount2(mnt, MNT_DETACH);
+	free(mnt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +262,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			status_of_a_finished_pipeline_gives_time_and_average_rate,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_sparse_source_gives_a_sparse_destination,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_sparse_copy_fits_where_its_data_fits,
+						fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
