@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "rlimits.h"
 #include "log.h"
 #include "human.h"
 
@@ -77,9 +78,12 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 		if (i == nr) {
 			dev[nr] = fsid;
 			first[nr] = d;
-			/* root may use the reserved blocks, as its writes would */
-			avail[nr++] = (uint64_t)(geteuid() ? vfs.f_bavail : vfs.f_bfree) *
-				      vfs.f_frsize;
+			/*
+			 * the reserved blocks are for CAP_SYS_RESOURCE, not for
+			 * root as such: the unit's daemon runs as root without it
+			 */
+			avail[nr++] = (uint64_t)(rlimits_have_cap(RLIMITS_CAP_SYS_RESOURCE) ?
+						 vfs.f_bfree : vfs.f_bavail) * vfs.f_frsize;
 		}
 		/* a sparse copy allocates its data only */
 		need[i] += end - have > fs->hole_bytes ? end - have - fs->hole_bytes : 0;

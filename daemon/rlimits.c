@@ -11,7 +11,6 @@
 
 #include "rlimits.h"
 
-#define CAP_IPC_LOCK_BIT	14
 /* stdio, signalfd, eventfd, the directory locks, status and journal files */
 #define DAEMON_FDS		16
 
@@ -31,26 +30,26 @@ void rlimits_raise_nofile(void)
 	}
 }
 
-static int has_ipc_lock(void)
+bool rlimits_have_cap(int cap)
 {
 	unsigned long long eff = 0;
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "r");
 
 	if (!f)
-		return 0;
+		return false;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "CapEff: %llx", &eff) == 1)
 			break;
 	fclose(f);
-	return !!(eff & (1ULL << CAP_IPC_LOCK_BIT));
+	return eff & (1ULL << cap);
 }
 
 int rlimits_check_memlock(uint64_t bytes, char *msg, size_t len)
 {
 	struct rlimit rl;
 
-	if (!bytes || has_ipc_lock() || getrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+	if (!bytes || rlimits_have_cap(RLIMITS_CAP_IPC_LOCK) || getrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
 	    rl.rlim_cur == RLIM_INFINITY || bytes <= rl.rlim_cur)
 		return 0;
 	snprintf(msg, len, "the pipelines register %llu KiB of fixed buffers, locked memory, "
