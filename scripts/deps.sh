@@ -3,6 +3,10 @@
 # Idempotent: prints nothing and runs no apt-get when all is installed.
 set -euo pipefail
 
+# `deps.sh try`: only what make try builds and runs (the daemon without BPF
+# and its host tests: a compiler, pkg-config and four libraries)
+try_pkgs=(build-essential pkg-config liburing-dev libinih-dev libsystemd-dev libcmocka-dev)
+
 pkgs=(
 	# kernel base and build tools
 	linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
@@ -23,6 +27,7 @@ pkgs=(
 	fio gnuplot-nox jq strace
 )
 
+[ "${1:-}" = try ] && pkgs=("${try_pkgs[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
