@@ -292,6 +292,10 @@ static int lock_claim(struct file_set *fs, struct file_slot *f, bool dest, int i
 	 */
 	while ((ret = fcntl(f->fd, F_OFD_SETLK, &fl)) < 0 &&
 	       (errno == EAGAIN || errno == EACCES) && waited < LOCK_WAIT_MS) {
+		/* SIGTERM ends the wait: a stop never waits for someone else's lock */
+		if (fs->stop && atomic_load(fs->stop))
+			return files_fail(fs, -EINTR, "stopped while waiting for the lock on %s",
+					     f->path);
 		usleep(LOCK_POLL_MS * 1000);
 		waited += LOCK_POLL_MS;
 	}

@@ -7,6 +7,7 @@
  * checked here; a failure returns -errno with what failed in fs->msg, for
  * the caller to report. Nothing here knows about rings or chains.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,6 +34,7 @@ struct file_set {
 	int nr_src, nr_dst;
 	bool check_only;	/* --check-config --open: open and check, change nothing */
 	uint64_t hole_bytes;	/* a sparse source's holes: not written, not allocated */
+	_Atomic bool *stop;	/* set by the daemon: a wait for a lock ends at once */
 	/* state_dir, runtime_dir: the daemon's own files, never a source or destination */
 	const char *private_dirs[2];
 	char msg[512];		/* what the last failure was */

@@ -266,6 +266,7 @@ static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
 	for (int i = 0; i < CONFIG_MAX_FILES; i++)
 		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
 	pr->fs.cfg = &pr->cfg;
+	pr->fs.stop = env->stop;
 	pr->fs.private_dirs[0] = env->state_dir;
 	pr->fs.private_dirs[1] = env->runtime_dir;
 	return pipeline_config_dup(pc, &pr->cfg);

@@ -321,6 +321,42 @@ static void a_fifo_source_is_refused_without_blocking(void **state)
 	free(fifo);
 }
 
+/* SIGTERM while it waits for another process's lock: out within a second */
+static void sigterm_ends_a_wait_for_a_lock_at_once(void **state)
+{
+	struct fx *f = *state;
+	char *first[] = { IOU_BIN, "-c", f->conf, NULL };
+	char *conf2 = tu_path(f->dir, "second.conf");
+	char *second[] = { IOU_BIN, "-c", conf2, "--once", NULL };
+	struct timespec t0, t1;
+	char buf[1024];
+	pid_t a, b;
+	int rc;
+
+	make_src(f, "src", 256 << 20, 85);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\n", BIG_COPY);
+	a = spawn(f, first);
+	assert_true(wait_dest(f, "out", 64 << 10, 60));
+	/* another daemon, its own state, the same destination: it waits for the lock */
+	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/state2\nruntime_dir = %s/run2\n"
+		 "engine = uring\n[pipeline other]\ntransform = copy\nsource = %s/src\n"
+		 "destination = %s/out\n", f->dir, f->dir, f->dir, f->dir);
+	assert_int_equal(tu_write_file(conf2, buf, strlen(buf)), 0);
+	b = spawn(f, second);
+	usleep(800000);		/* setup done, inside the 3 s wait */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(b, SIGTERM);
+	rc = wait_exit(b, 10);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("exit %d after %.3f s\n", rc,
+		      (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	assert_true((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 < 1.0);
+	assert_int_equal(rc, 3);
+	kill(a, SIGTERM);
+	wait_exit(a, 60);
+	free(conf2);
+}
+
 /* a dangling symlink as destination is named for what it is */
 static void a_dangling_symlink_destination_is_named(void **state)
 {
@@ -523,6 +559,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_read_only_state_dir_is_refused_up_front,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_fifo_source_is_refused_without_blocking,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(sigterm_ends_a_wait_for_a_lock_at_once,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dangling_symlink_destination_is_named,
 						fx_setup, fx_teardown),
