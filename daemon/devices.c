@@ -82,10 +82,18 @@ static int device_run_stop(struct device_run *r)
 	return 0;
 }
 
-/* the daemon's end: delete the device, or hand it over if something holds it */
-static void device_run_end(struct device_run *r)
+/*
+ * The daemon's end: delete the device, or hand it over if something holds
+ * it, or every device under the unit (DEVICES_KEEP_ENV), whose helper
+ * deletes them only once the unit is stopped for good.
+ */
+static void device_run_end(struct device_run *r, bool keep)
 {
-	if (device_run_stop(r)) {
+	if (keep && r->dev) {
+		log_notice("device %s: %s handed over to the next iou-offloadd (its I/O waits "
+			   "for it; deleted if the unit is stopped for good)", r->name, r->dev->path);
+		ublk_dev_handover(r->dev);
+	} else if (device_run_stop(r)) {
 		log_notice("device %s: %s is in use (mounted, or held open exclusively): handed "
 			   "over, not deleted; its I/O waits for the next iou-offloadd, which "
 			   "takes it over", r->name, r->dev->path);
@@ -111,13 +119,39 @@ static struct device_run *devices_add(struct device_set *s, const struct device_
 	return r;
 }
 
+static bool in_config(const char *name, void *cfg)
+{
+	return config_find_device(cfg, name);
+}
+
+/* the devices a daemon left that this configuration no longer has */
+static void devices_release_others(const struct daemon_config *cfg)
+{
+	char *buf = NULL, *line, *save;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	ublk_release_orphans(cfg->state_dir, in_config, (void *)cfg, f);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_notice("%s (not in the configuration)", line);
+	free(buf);
+}
+
 void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok)
 {
+	const char *keep = getenv(DEVICES_KEEP_ENV);
+
 	s->bpf_ok = bpf_ok;
+	s->keep_on_stop = keep && !strcmp(keep, "1");
 	if (!s->state_dir && cfg->state_dir)
 		s->state_dir = strdup(cfg->state_dir);
 	for (int i = 0; i < cfg->nr_devices; i++)
 		devices_add(s, &cfg->devices[i]);
+	if (cfg->state_dir)
+		devices_release_others(cfg);
 }
 
 /* what a reload could not do, for the reload's answer: one "; "-separated line */
@@ -188,7 +222,7 @@ void devices_stop(struct device_set *s)
 		struct device_run *r = s->list;
 
 		s->list = r->next;
-		device_run_end(r);
+		device_run_end(r, s->keep_on_stop);
 	}
 	free(s->state_dir);
 	s->state_dir = NULL;
@@ -342,7 +376,7 @@ int devices_release(const char *config_path)
 	/* a file with errors still names the state_dir (or the default is it) */
 	config_load(config_path, &cfg, &errs);
 	config_errors_free(&errs);
-	ret = cfg.state_dir ? ublk_release_orphans(cfg.state_dir, stdout) : -ENOENT;
+	ret = cfg.state_dir ? ublk_release_orphans(cfg.state_dir, NULL, NULL, stdout) : -ENOENT;
 	if (ret < 0)
 		fprintf(stderr, "iou-offloadd release: state_dir %s: %s\n",
 			cfg.state_dir ? cfg.state_dir : "(none)", strerror(-ret));

@@ -24,9 +24,22 @@ struct device_set {
 	int failures;			/* devices that did not start */
 	char *state_dir;		/* device ids for recovery (the first config's) */
 	bool bpf_ok;			/* the kernel runs IORING_OP_BPF (engine probe) */
+	bool keep_on_stop;		/* DEVICES_KEEP_ENV: hand every device over at the end */
 };
 
-/* start every device of @cfg; one that fails is logged and reported in status */
+/*
+ * IOU_OFFLOADD_KEEP_DEVICES=1 (the unit sets it): at the daemon's end every
+ * device is handed over to the next daemon, not deleted, so a restart or
+ * an upgrade keeps each one, its node and its users; the unit's helper
+ * (iou-offloadd-release.service, `iou-offloadd release`) deletes them once
+ * the unit is stopped for good.
+ */
+#define DEVICES_KEEP_ENV "IOU_OFFLOADD_KEEP_DEVICES"
+
+/*
+ * Start (or take over) every device of @cfg; one that fails is logged and
+ * reported in status. Then delete those a daemon left that @cfg no longer has.
+ */
 void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok);
 /*
  * Stop devices @next drops or changes, start the ones it adds or changes; a
@@ -37,7 +50,7 @@ int devices_reload(struct device_set *s, const struct daemon_config *next, char 
 		   size_t len);
 /*
  * Stop and delete every device (the kernel drains their I/O first); one in
- * use is handed over to the next daemon instead.
+ * use, or every one with DEVICES_KEEP_ENV, is handed over to the next daemon.
  */
 void devices_stop(struct device_set *s);
 /*

@@ -244,7 +244,8 @@ static int release_one(struct ublk_ctrl *c, const char *state_dir, const char *n
 	return 1;
 }
 
-int ublk_release_orphans(const char *state_dir, FILE *out)
+int ublk_release_orphans(const char *state_dir, bool (*keep)(const char *name, void *arg),
+			 void *arg, FILE *out)
 {
 	struct ublk_ctrl c = { .fd = -1 };
 	struct dirent *e;
@@ -257,7 +258,7 @@ int ublk_release_orphans(const char *state_dir, FILE *out)
 	while ((e = readdir(dir))) {
 		char name[256];
 
-		if (!id_file_name(e->d_name, name, sizeof(name)))
+		if (!id_file_name(e->d_name, name, sizeof(name)) || (keep && keep(name, arg)))
 			continue;
 		if (!c.ring_ok && (ret = ublk_ctrl_open(&c))) {
 			fprintf(out, "cannot open /dev/ublk-control: %s\n", strerror(-ret));

@@ -2,6 +2,7 @@
 #ifndef IOU_UBLK_RECOVER_H
 #define IOU_UBLK_RECOVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -51,11 +52,14 @@ int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 
 /*
  * The service is stopped for good (no restart is coming to take its devices
- * over): stop and delete each device an id in @state_dir names that no live
- * daemon serves, and forget the id; one in use (mounted) is left as it is,
- * its I/O waiting for the next daemon. One line per device on @out. Returns
- * how many were left, or -errno if @state_dir cannot be read.
+ * over), or a daemon starts without some of them in its configuration:
+ * stop and delete each device an id in @state_dir names (but those @keep
+ * says to keep, if given) that no live daemon serves, and forget the id;
+ * one in use (mounted) is left as it is, its I/O waiting for the next
+ * daemon. One line per device on @out. Returns how many were left, or
+ * -errno if @state_dir cannot be read.
  */
-int ublk_release_orphans(const char *state_dir, FILE *out);
+int ublk_release_orphans(const char *state_dir, bool (*keep)(const char *name, void *arg),
+			 void *arg, FILE *out);
 
 #endif

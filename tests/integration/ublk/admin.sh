@@ -171,7 +171,7 @@ wait_dev fs
 check "the device was handed over, then taken over: same node, no new one" eval \
 	'[ "$(dst fs path)" = "$FSDEV" ] && [ "$(systemctl show -p MainPID --value $U)" != "$PID1" ]'
 check "the journal says so: handed over by the old daemon, taken over by the new" eval \
-	'jrnl | grep -q "device fs: $FSDEV is in use .*handed over" &&
+	'jrnl | grep -q "device fs: $FSDEV .*handed over" &&
 	 jrnl | grep -q "device fs: taking over $FSDEV"'
 check "fio was still writing to the file system when the daemon restarted" kill -0 $FIO
 wait $FIO; frc=$?
@@ -183,6 +183,26 @@ else
 fi
 check "no ext4 error, journal abort or lost write on $FSDEV across the restart" fs_clean "$FSDEV"
 check "what was written before the restart reads back" eval '[ "$(sum "$M/before")" = "$SUM" ]'
+
+# a device that is only open (fio on the raw device, as a VM's disk would be): kept too
+OTHDEV=$(dst other path)
+fio --name=raw --filename="$OTHDEV" --ioengine=io_uring --direct=1 --rw=randwrite --bs=16k \
+	--iodepth=8 --size=6M --rate=1m --verify=crc32c --verify_fatal=1 --do_verify=1 \
+	> "$ART/admin-fio-raw.log" 2>&1 &
+FIO=$!
+sleep 2
+timed restart
+wait_dev other
+check "systemctl restart keeps a device that is only open: same node" eval \
+	'[ $rc -eq 0 ] && [ "$(dst other path)" = "$OTHDEV" ] && jrnl | grep -q "device other: $OTHDEV handed over"'
+check "fio was still writing to the raw device when the daemon restarted" kill -0 $FIO
+wait $FIO; frc=$?
+if [ $frc -eq 0 ] && grep -q "err= 0" "$ART/admin-fio-raw.log" && ! grep -q "verify: bad" "$ART/admin-fio-raw.log"; then
+	ok "fio verify=crc32c on the raw device across the restart: no I/O error, verify passed"
+else
+	nok "fio verify=crc32c on the raw device across the restart: no I/O error, verify passed (exit $frc)" \
+		"$ART/admin-fio-raw.log"
+fi
 
 version=$(dpkg-query -W -f='${Version}' iou-offload 2>/dev/null)
 postinst=$(dpkg-query --control-path iou-offload postinst 2>/dev/null)
@@ -218,6 +238,7 @@ umount "$M"
 check "after the reloads, restarts and the stop: fsck -f clean, no fs error" eval \
 	'fsck.ext4 -f -n "$FSDEV" > "$ART/admin-fsck.log" 2>&1 && fs_clean "$FSDEV"'
 timed stop
+for i in $(seq 50); do [ ! -e "$FSDEV" ] && [ ! -e "$CKDIR/device-fs.ublk" ] && break; sleep 0.2; done
 check "unmounted, the device goes with the daemon: no node, no recovery id" eval \
 	'[ $rc -eq 0 ] && [ ! -e "$FSDEV" ] && [ ! -e "$CKDIR/device-fs.ublk" ]'
 
@@ -328,6 +349,50 @@ check "the journal says the stale leg was recorded and resynced" eval \
 dmsetup remove iou-admin-b
 losetup -d "$LSB"
 
+# ---- a resync under fio verify, two queues: the copy's window and the writes stay apart ----
+truncate -s $((128 * MiB)) "$T/ra" "$T/rb"
+LRB=$(losetup -f --show "$T/rb")
+RSECT=$(blockdev --getsz "$LRB")
+dmsetup create iou-admin-r --table "0 $RSECT linear $LRB 0"
+DR=/dev/mapper/iou-admin-r
+sysconf "[device busy]
+	target = mirror
+	engine = uring
+	nr_queues = 2
+	backing = $T/ra
+	backing = $DR"
+systemctl start $U
+wait_dev busy
+for i in $(seq 300); do [ "$(dst busy state)" = running ] && break; sleep 0.2; done
+BD=$(dst busy path)
+fio --name=resync --filename="$BD" --ioengine=io_uring --direct=1 --rw=randwrite --bsrange=4k-128k \
+	--iodepth=16 --size=64M --rate=6m --verify=crc32c --verify_fatal=1 --do_verify=1 \
+	> "$ART/admin-fio-resync.log" 2>&1 &
+FIO=$!
+sleep 2
+dmsetup suspend iou-admin-r && dmsetup load iou-admin-r --table "0 $RSECT error" && dmsetup resume iou-admin-r
+sleep 2
+dmsetup suspend iou-admin-r && dmsetup load iou-admin-r --table "0 $RSECT linear $LRB 0" && dmsetup resume iou-admin-r
+sleep 1
+note "before the reload: $(dst busy state), $(dst busy error)"
+timed reload
+check "the reload that starts the resync succeeds, and fio is still writing as it starts" eval \
+	'[ $rc -eq 0 ] && kill -0 $FIO && [ $(jrnl | grep -c "device busy: resyncing member $DR") -ge 2 ]'
+wait $FIO; frc=$?
+if [ $frc -eq 0 ] && grep -q "err= 0" "$ART/admin-fio-resync.log" && ! grep -q "verify: bad" "$ART/admin-fio-resync.log"; then
+	ok "fio verify=crc32c across a leg's failure and its resync: no I/O error, verify passed"
+else
+	nok "fio verify=crc32c across a leg's failure and its resync: no I/O error, verify passed (exit $frc)" \
+		"$ART/admin-fio-resync.log"
+fi
+for i in $(seq 300); do [ "$(dst busy state)" = running ] && break; sleep 0.2; done
+check "after the resync under load the legs are identical, byte for byte" eval \
+	'[ "$(dst busy state)" = running ] && cmp -s "$T/ra" <(leg "$DR")'
+systemctl stop $U
+for i in $(seq 50); do [ ! -e "$BD" ] && break; sleep 0.2; done
+dmsetup remove iou-admin-r
+losetup -d "$LRB"
+
 # ---- what md and dm users expect: names, I/O hints, FUA, the layout in status ----
 truncate -s $((8 * MiB)) "$T/h0" "$T/h1"
 sysconf "[device striped]
@@ -355,8 +420,9 @@ $BIN status > "$ART/admin-status-layout.txt" 2>&1
 check "status lists the members in order and the layout, as dmsetup table does" \
 	grep -q "members $T/h0, $T/h1; stripe_unit 65536" "$ART/admin-status-layout.txt"
 systemctl stop $U
+for i in $(seq 50); do [ ! -e "$SD" ] && break; sleep 0.2; done
 udevadm settle
-check "and the name goes with the device" eval '[ ! -e /dev/iou/striped ]'
+check "and the name goes with the device" eval '[ ! -e "$SD" ] && [ ! -e /dev/iou/striped ]'
 
 # ---- a reload the service cannot see: refused, and systemctl reload says so ----
 sysconf "$OTHER"
