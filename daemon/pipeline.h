@@ -174,6 +174,13 @@ struct pipeline_run {
 		bool committing;	/* its commit (rename or write, then a sync) is submitted */
 	} rec;
 	uint64_t flush_start_ns;	/* when the checkpoint's fsyncs in flight began */
+	/* pacing (resume.c ckpt_due()): what a checkpoint costs, how fast the copy runs */
+	struct {
+		uint64_t cost_ns;	/* flush start to record end, smoothed; 0: not timed */
+		double rate;		/* bytes a second completed, smoothed; 0: unknown */
+		uint64_t w, t_ns;	/* watermark and time at the last flush start */
+		uint64_t flush_ns;	/* the start of the flush being timed; 0: none */
+	} pace;
 	bool resumed;
 	bool wake_armed;
 	uint64_t bpf_bytes;		/* this run's IORING_OP_BPF bytes, vs. the program's count */

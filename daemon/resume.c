@@ -268,6 +268,13 @@ static void ckpt_record_end(struct pipeline_run *pr)
 {
 	pr->rec.inflight = 0;
 	ckpt_record_close(pr, pr->rec.failed);
+	/* a checkpoint's cost: its flush and its record, until the window moves */
+	if (pr->pace.flush_ns) {
+		uint64_t cost = clock_mono_ns() - pr->pace.flush_ns;
+
+		pr->pace.cost_ns = pr->pace.cost_ns ? (pr->pace.cost_ns + cost) / 2 : cost;
+		pr->pace.flush_ns = 0;
+	}
 	/* recorded or not, the data is on disk: the writes may move on */
 	pr->synced = pr->rec.done;
 	if (!pr->rec.failed) {
@@ -346,16 +353,40 @@ static void ckpt_record_step(struct pipeline_run *pr)
  * still reports any writeback error of the file. Once every block has
  * completed, finish() flushes the rest.
  */
+/*
+ * Is a flush due at watermark @w? Every CKPT_MAX_NS; before the timings are
+ * known, half an interval past the last one; then paced by its cost: when the
+ * room left in the writes' window (driver.c: checkpoint_interval plus a
+ * queue depth past the last checkpoint) would be used up, at the rate the
+ * copy runs, within about one and a half checkpoint times. Each flush then
+ * covers nearly an interval and ends before the window does, so the copy
+ * does not wait for it; where a flush costs much (a busy disk) the flushes
+ * come as late as the window allows. The crash bound stays the window.
+ */
+static bool ckpt_due(const struct pipeline_run *pr, uint64_t w, uint64_t last)
+{
+	uint64_t interval = pr->cfg.s.checkpoint_interval;
+	uint64_t base = pr->synced > pr->durable ? pr->synced : pr->durable;
+	uint64_t end = base + interval + (uint64_t)pr->nr_chains * pr->plan.p.block_size;
+	double lead;
+
+	if (clock_mono_ns() - pr->last_ckpt_ns >= CKPT_MAX_NS || w - last >= interval)
+		return true;
+	if (!pr->pace.cost_ns || pr->pace.rate <= 0)
+		return w - last >= interval / 2;
+	lead = pr->pace.rate * pr->pace.cost_ns / 1e9 * 1.5;
+	return w >= end || (double)(end - w) <= lead;
+}
+
 void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 {
 	const struct plan_params *p = &pr->plan.p;
-	uint64_t interval = pr->cfg.s.checkpoint_interval;
 	uint64_t last = pr->flushed > pr->durable ? pr->flushed : pr->durable;
+	uint64_t now;
 
 	if (pr->ckpt_fsyncs || pr->error || w <= last || ckpt_all_done(pr, w))
 		return;
-	if (!force && w - last < interval / 2 &&
-	    clock_mono_ns() - pr->last_ckpt_ns < CKPT_MAX_NS)
+	if (!force && !ckpt_due(pr, w, last))
 		return;
 	/* every destination's flush, or none: a checkpoint covers them all */
 	if (io_uring_sq_space_left(&pr->ring.uring) < (unsigned int)pr->fs.nr_dst)
@@ -382,7 +413,17 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 	log_debug("pipeline %s: flush of bytes %" PRIu64 " to %" PRIu64 " started%s",
 		  pr->cfg.name, last, w, pr->rec.inflight ? " beside a record" : "");
 	pr->ckpt_watermark = w;
-	pr->flush_start_ns = clock_mono_ns();
+	now = pr->flush_start_ns = clock_mono_ns();
+	/* the copy's rate between flush starts, smoothed */
+	if (pr->pace.t_ns && now > pr->pace.t_ns && w > pr->pace.w) {
+		double r = (w - pr->pace.w) / ((now - pr->pace.t_ns) / 1e9);
+
+		pr->pace.rate = pr->pace.rate > 0 ? (pr->pace.rate + r) / 2 : r;
+	}
+	pr->pace.w = w;
+	pr->pace.t_ns = now;
+	if (!pr->pace.flush_ns)
+		pr->pace.flush_ns = now;
 	/* no record in flight: this flush's record writes its tmp file beside it */
 	if (!pr->rec.inflight)
 		ckpt_record_begin(pr, w, false);
