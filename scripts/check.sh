@@ -3,14 +3,16 @@
 # `make try` (the shipped examples run as written with the uring engine), then
 # the guest suites' bookkeeping (tests/vm/check-suites.sh: suite numbers,
 # shared helpers, every suite parses), then packaging (debian/control agrees
-# with make deps; KCONFIG=distro's config step); one summary line over all. Loads
+# with make deps; the host build reads nothing from the build root;
+# KCONFIG=distro's config step); one summary line over all. Loads
 # nothing into the host kernel.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 passed=0 failed=0 skipped=0 rc=0
 for step in "make -s -C $REPO/tests/unit check" "$REPO/scripts/try.sh" "$REPO/tests/vm/check-suites.sh" \
-	"$REPO/scripts/check-deb-deps.sh" "$REPO/scripts/kernel-config-distro.sh"; do
+	"$REPO/scripts/check-deb-deps.sh" "$REPO/scripts/check-build-isolation.sh" \
+	"$REPO/scripts/kernel-config-distro.sh"; do
 	out=$(mktemp)
 	$step 2>&1 | tee "$out"
 	st=${PIPESTATUS[0]}
