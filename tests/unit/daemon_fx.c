@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,11 @@ void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines)
 
 pid_t spawn(struct fx *f, char *const argv[])
 {
+	return spawn_with(f, argv, &(struct spawn_opts){ 0 });
+}
+
+pid_t spawn_with(struct fx *f, char *const argv[], const struct spawn_opts *so)
+{
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
@@ -67,6 +73,12 @@ pid_t spawn(struct fx *f, char *const argv[])
 		dup2(e, 2);
 		unsetenv("NOTIFY_SOCKET");
 		unsetenv("WATCHDOG_USEC");
+		for (const char *const *v = so->env; v && *v; v++)
+			putenv((char *)*v);
+		if (so->rlimit && setrlimit(so->rlimit, &(struct rlimit){ so->lim, so->lim }))
+			_exit(126);
+		if (so->nobody && (setgid(65534) || setuid(65534)))
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -212,4 +224,22 @@ char *fx_stage_bin(struct fx *f, const char *bin)
 	assert_int_equal(chmod(dst, 0755), 0);
 	assert_int_equal(chmod(f->dir, 0777), 0);
 	return dst;
+}
+
+int run_as_nobody(struct fx *f, char *argv[], struct spawn_opts o, const char *const *readable)
+{
+	if (geteuid() != 0)
+		return -2;	/* needs to become another user */
+	argv[0] = fx_stage_bin(f, argv[0]);
+	if (!argv[0])
+		return -2;
+	chmod(f->conf, 0644);
+	for (const char *const *r = readable; r && *r; r++) {
+		char *p = tu_path(f->dir, *r);
+
+		chmod(p, 0644);
+		free(p);
+	}
+	o.nobody = true;
+	return wait_exit(spawn_with(f, argv, &o), 60);
 }

@@ -24,6 +24,21 @@ int fx_teardown(void **state);
 void write_conf(struct fx *f, const char *extra_daemon, const char *pipelines);
 /* @argv run with stdout and stderr into f->out and f->err */
 pid_t spawn(struct fx *f, char *const argv[]);
+/* how a child is set up before it runs @argv (spawn_with()) */
+struct spawn_opts {
+	int rlimit;		/* a resource to limit (RLIMIT_*), with @lim; 0: none */
+	unsigned long lim;
+	bool nobody;		/* run as uid/gid 65534 (after the limit) */
+	const char *const *env;	/* NAME=VALUE pairs to set, NULL-terminated */
+};
+pid_t spawn_with(struct fx *f, char *const argv[], const struct spawn_opts *o);
+/*
+ * the daemon as nobody, with @o's limit and environment: @argv[0] is replaced
+ * by a copy nobody can run (fx_stage_bin()), and the test directory, config
+ * and @readable files are opened to it; -2 when that cannot be (the caller
+ * skips), else the exit status
+ */
+int run_as_nobody(struct fx *f, char *argv[], struct spawn_opts o, const char *const *readable);
 /* exit status, or -1 on timeout (the child is killed then) */
 int wait_exit(pid_t pid, int timeout_s);
 int run_bin(struct fx *f, char *const argv[]);

@@ -756,41 +756,23 @@ static void once_on_a_terminal_redraws_one_progress_line(void **state)
 static void a_normal_user_runs_with_xdg_directories_by_default(void **state)
 {
 	struct fx *f = *state;
-	char *argv[] = { NULL, "-c", f->conf, "--once", NULL };
-	char buf[1024], path[4200];
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	const char *const readable[] = { "src", NULL };
+	char buf[1024], path[4200], xs[4200], xr[4200];
+	const char *env[] = { xs, xr, NULL };
 	struct stat st;
-	pid_t pid;
+	int rc;
 
-	if (geteuid() != 0)
-		skip();		/* needs to become another user */
-	argv[0] = fx_stage_bin(f, IOU_BIN);
-	if (!argv[0])
-		skip();
 	make_src(f, "src", 1 << 20, 55);
 	snprintf(buf, sizeof(buf), "[pipeline a]\nengine = uring\ntransform = copy\n"
 		 "source = %s/src\ndestination = %s/out\n", f->dir, f->dir);
 	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
-	assert_int_equal(chmod(f->dir, 0777), 0);
-	chmod(f->conf, 0644);
-	chmod(tu_path(f->dir, "src"), 0644);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		snprintf(path, sizeof(path), "%s/xdg-state", f->dir);
-		setenv("XDG_STATE_HOME", path, 1);
-		snprintf(path, sizeof(path), "%s/xdg-run", f->dir);
-		setenv("XDG_RUNTIME_DIR", path, 1);
-		if (setgid(65534) || setuid(65534))
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	assert_int_equal(wait_exit(pid, 60), 0);
+	snprintf(xs, sizeof(xs), "XDG_STATE_HOME=%s/xdg-state", f->dir);
+	snprintf(xr, sizeof(xr), "XDG_RUNTIME_DIR=%s/xdg-run", f->dir);
+	rc = run_as_nobody(f, argv, (struct spawn_opts){ .env = env }, readable);
+	if (rc == -2)
+		skip();
+	assert_int_equal(rc, 0);
 	same_files(f, "src", "out");
 	snprintf(path, sizeof(path), "%s/xdg-state/iou-offload", f->dir);
 	assert_int_equal(stat(path, &st), 0);
@@ -874,38 +856,23 @@ static void check_config_open_accepts_a_startable_config(void **state)
 static void memlock_too_small_names_ulimit_and_limitmemlock(void **state)
 {
 	struct fx *f = *state;
-	char *argv[] = { NULL, "-c", f->conf, "--once", NULL };
-	struct rlimit rl = { 64 << 10, 64 << 10 };
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	const char *const readable[] = { "src", NULL };
 	char buf[1024];
-	pid_t pid;
+	int rc;
 
-	if (geteuid() != 0)
-		skip();		/* root has CAP_IPC_LOCK: the child becomes nobody */
-	argv[0] = fx_stage_bin(f, IOU_BIN);
-	if (!argv[0])
-		skip();
 	make_src(f, "src", 8 << 20, 56);
 	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/st\nruntime_dir = %s/rt\n"
 		 "engine = uring\nblock_size = 1M\nqueue_depth = 32\n[pipeline a]\n"
 		 "transform = copy\nsource = %s/src\ndestination = %s/out\n", f->dir, f->dir,
 		 f->dir, f->dir);
 	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
-	assert_int_equal(chmod(f->dir, 0777), 0);
-	chmod(f->conf, 0644);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	assert_int_equal(wait_exit(pid, 60), 1);
+	/* root has CAP_IPC_LOCK: the child becomes nobody */
+	rc = run_as_nobody(f, argv, (struct spawn_opts){ .rlimit = RLIMIT_MEMLOCK,
+							 .lim = 64 << 10 }, readable);
+	if (rc == -2)
+		skip();
+	assert_int_equal(rc, 1);
 	assert_true(file_has(f->err, "RLIMIT_MEMLOCK is 64 KiB"));
 	assert_true(file_has(f->err, "`ulimit -l`"));
 	assert_true(file_has(f->err, "LimitMEMLOCK="));

@@ -419,27 +419,6 @@ static void status_after_kill_9_reports_the_checkpoint(void **state)
 	free(sd);
 }
 
-/* run @argv with RLIMIT @res at @lim (soft and hard), as root */
-static int run_limited(struct fx *f, char *const argv[], int res, rlim_t lim)
-{
-	struct rlimit rl = { lim, lim };
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		if (setrlimit(res, &rl))
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return wait_exit(pid, 120);
-}
-
 /* --check-config --open says what the run would meet: too few descriptors */
 static void check_config_open_counts_descriptors_against_nofile(void **state)
 {
@@ -454,26 +433,23 @@ static void check_config_open_counts_descriptors_against_nofile(void **state)
 				"source = @D/src\ndestination = @D/out%d\n", i, i);
 	write_conf(f, "", buf);
 	free(buf);
-	assert_int_equal(run_limited(f, open_, RLIMIT_NOFILE, 64), 78);
+	assert_int_equal(wait_exit(spawn_with(f, open_, &(struct spawn_opts){
+		.rlimit = RLIMIT_NOFILE, .lim = 64 }), 60), 78);
 	assert_true(file_has(f->err, "RLIMIT_NOFILE is 64"));
 	assert_true(file_has(f->err, "LimitNOFILE="));
-	assert_int_equal(run_limited(f, open_, RLIMIT_NOFILE, 4096), 0);
+	assert_int_equal(wait_exit(spawn_with(f, open_, &(struct spawn_opts){
+		.rlimit = RLIMIT_NOFILE, .lim = 4096 }), 60), 0);
 }
 
 /* and too little locked memory, for someone without CAP_IPC_LOCK */
 static void check_config_open_counts_buffers_against_memlock(void **state)
 {
 	struct fx *f = *state;
-	char *open_[] = { NULL, "--check-config", "--open", f->conf, NULL };
-	struct rlimit rl = { 8 << 20, 8 << 20 };
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	const char *const readable[] = { "src", NULL };
 	char buf[1024];
-	pid_t pid;
+	int rc;
 
-	if (geteuid() != 0)
-		skip();		/* root has CAP_IPC_LOCK: the child becomes nobody */
-	open_[0] = fx_stage_bin(f, IOU_BIN);
-	if (!open_[0])
-		skip();
 	make_src(f, "src", 64 << 20, 83);
 	/* the defaults, 16 x 1 MiB, twice: over Debian's 8 MiB */
 	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/st\nruntime_dir = %s/rt\n"
@@ -481,22 +457,12 @@ static void check_config_open_counts_buffers_against_memlock(void **state)
 		 "destination = %s/a\n[pipeline b]\ntransform = copy\nsource = %s/src\n"
 		 "destination = %s/b\n", f->dir, f->dir, f->dir, f->dir, f->dir, f->dir);
 	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
-	chmod(f->conf, 0644);
-	chmod(tu_path(f->dir, "src"), 0644);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
-			_exit(126);
-		execv(open_[0], open_);
-		_exit(127);
-	}
-	assert_int_equal(wait_exit(pid, 60), 78);
+	/* root has CAP_IPC_LOCK: the child becomes nobody */
+	rc = run_as_nobody(f, open_, (struct spawn_opts){ .rlimit = RLIMIT_MEMLOCK,
+							  .lim = 8 << 20 }, readable);
+	if (rc == -2)
+		skip();
+	assert_int_equal(rc, 78);
 	assert_true(file_has(f->err, "RLIMIT_MEMLOCK is 8192 KiB"));
 	assert_true(file_has(f->err, "32"));
 }
@@ -505,37 +471,22 @@ static void check_config_open_counts_buffers_against_memlock(void **state)
 static void buffers_are_sized_to_the_file_not_the_block(void **state)
 {
 	struct fx *f = *state;
-	char *once[] = { NULL, "-c", f->conf, "--once", NULL };
-	struct rlimit rl = { 1 << 20, 1 << 20 };
+	char *once[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	const char *const readable[] = { "src", NULL };
 	char buf[1024];
-	pid_t pid;
+	int rc;
 
-	if (geteuid() != 0)
-		skip();		/* root has CAP_IPC_LOCK: the child becomes nobody */
-	once[0] = fx_stage_bin(f, IOU_BIN);
-	if (!once[0])
-		skip();
 	make_src(f, "src", 1, 84);
 	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/st\nruntime_dir = %s/rt\n"
 		 "engine = uring\nblock_size = 256M\n[pipeline a]\ntransform = copy\n"
 		 "source = %s/src\ndestination = %s/out\n", f->dir, f->dir, f->dir, f->dir);
 	assert_int_equal(tu_write_file(f->conf, buf, strlen(buf)), 0);
-	chmod(f->conf, 0644);
-	chmod(tu_path(f->dir, "src"), 0644);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(f->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(f->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
-			_exit(126);
-		execv(once[0], once);
-		_exit(127);
-	}
-	assert_int_equal(wait_exit(pid, 60), 0);
+	/* as nobody (root has CAP_IPC_LOCK), under 1 MiB of locked memory */
+	rc = run_as_nobody(f, once, (struct spawn_opts){ .rlimit = RLIMIT_MEMLOCK,
+							 .lim = 1 << 20 }, readable);
+	if (rc == -2)
+		skip();
+	assert_int_equal(rc, 0);
 	same_files(f, "src", "out");
 }
 
