@@ -194,6 +194,13 @@ const char *config_key_name(unsigned int i);
 
 /* the line @pc set key @name on, 0 if it did not (inherited or default) */
 int pipeline_config_key_line(const struct pipeline_config *pc, const char *name);
+/*
+ * The line of the [pipeline] key a message is about, by the table (0 if
+ * none): the key @msg starts with ("offset 1048576 is ..."), or the longest
+ * key it names anywhere; only keys @pc sets
+ */
+int config_key_line_leading(const struct pipeline_config *pc, const char *msg);
+int config_key_line_named(const struct pipeline_config *pc, const char *msg);
 
 /* "64K" -> 65536; 0 or -EINVAL (also on overflow) */
 int config_parse_size(const char *s, uint64_t *out);

@@ -13,28 +13,12 @@
 #include "claims.h"
 #include "config_int.h"
 
-#define INHERIT(field, id) do {					\
-		if (!(pc->key_valid & (1ull << (id))))		\
-			pc->s.field = cfg->defaults.field;	\
-	} while (0)
-
 void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 {
 	struct daemon_config *cfg = st->cfg;
 	uint64_t units;
 
-	INHERIT(engine, K_ENGINE);
-	INHERIT(queue_depth, K_QUEUE_DEPTH);
-	INHERIT(block_size, K_BLOCK_SIZE);
-	INHERIT(stripe_unit, K_STRIPE_UNIT);
-	INHERIT(checkpoint_interval, K_CHECKPOINT_INTERVAL);
-	INHERIT(retries, K_RETRIES);
-	INHERIT(retry_delay, K_RETRY_DELAY);
-	INHERIT(direct, K_DIRECT);
-	INHERIT(create, K_CREATE);
-	INHERIT(truncate, K_TRUNCATE);
-	INHERIT(repeat, K_REPEAT);
-	INHERIT(sparse, K_SPARSE);
+	config_inherit_settings(pc, &cfg->defaults);
 
 	st->sec = SEC_PIPELINE;
 	st->cur = pc;

@@ -78,9 +78,17 @@ struct key_rule {
  * [pipeline] share struct pipeline_settings (a pipeline inherits the
  * daemon's), then each has keys of its own; [device] has its own struct.
  */
+/* what else the table says of a key (key_def.flags) */
+enum key_flag {
+	/* decides where each byte goes: in the checkpoint's fingerprint
+	 * (pipeline_config_fingerprint()), not compared apart from it */
+	KEY_LAYOUT = 1 << 0,
+};
+
 struct key_def {
 	const char *name;
 	enum key_id id;
+	unsigned int flags;		/* enum key_flag */
 	struct key_rule settings;	/* struct pipeline_settings */
 	struct key_rule daemon;		/* struct daemon_config */
 	struct key_rule pipeline;	/* struct pipeline_config */
@@ -130,6 +138,13 @@ struct parse_state {
 
 /* config_keys.c */
 const struct key_def *key_lookup(const char *name);
+/*
+ * By the table, for every key a pipeline has: take each setting the
+ * pipeline did not set from [daemon]; are two pipelines' keys the same but
+ * for their layout (which the fingerprint compares)?
+ */
+void config_inherit_settings(struct pipeline_config *pc, const struct pipeline_settings *from);
+bool config_same_but_layout(const struct pipeline_config *a, const struct pipeline_config *b);
 /* is @k valid in a section of kind @sec; does it repeat (a list) */
 bool key_in(const struct key_def *k, enum section_kind sec);
 bool key_repeats(const struct key_def *k);

@@ -44,7 +44,7 @@ static const struct key_def keys[] = {
 	{ "queue_depth", K_QUEUE_DEPTH, .settings = U32(S, queue_depth, QD_MIN, QD_MAX),
 	  .device = U32(V, queue_depth, QD_MIN, QD_MAX) },
 	{ "block_size", K_BLOCK_SIZE, .settings = SIZE32(S, block_size, BS_MIN, BS_MAX) },
-	{ "stripe_unit", K_STRIPE_UNIT, .settings = SIZE32(S, stripe_unit, SU_MIN, SU_MAX),
+	{ "stripe_unit", K_STRIPE_UNIT, KEY_LAYOUT, .settings = SIZE32(S, stripe_unit, SU_MIN, SU_MAX),
 	  .device = { V_SIZE32, AT(V, stripe_unit, uint32_t), .lo = SU_MIN, .hi = SU_MAX,
 		      .pow2 = true } },
 	{ "checkpoint_interval", K_CHECKPOINT_INTERVAL,
@@ -57,15 +57,15 @@ static const struct key_def keys[] = {
 	{ "repeat", K_REPEAT, .settings = BOOL(S, repeat) },
 	{ "sparse", K_SPARSE, .settings = BOOL(S, sparse) },
 
-	{ "transform", K_TRANSFORM, .pipeline = ENUM(P, transform, transform_names) },
-	{ "gather", K_GATHER, .pipeline = ENUM(P, gather, gather_names) },
-	{ "source", K_SOURCE, .pipeline = PATHS(P, sources, source_line, nr_sources,
+	{ "transform", K_TRANSFORM, KEY_LAYOUT, .pipeline = ENUM(P, transform, transform_names) },
+	{ "gather", K_GATHER, KEY_LAYOUT, .pipeline = ENUM(P, gather, gather_names) },
+	{ "source", K_SOURCE, KEY_LAYOUT, .pipeline = PATHS(P, sources, source_line, nr_sources,
 						"sources per pipeline") },
-	{ "destination", K_DESTINATION, .pipeline = PATHS(P, dests, dest_line, nr_dests,
+	{ "destination", K_DESTINATION, KEY_LAYOUT, .pipeline = PATHS(P, dests, dest_line, nr_dests,
 							  "destinations per pipeline") },
-	{ "offset", K_OFFSET, .pipeline = SIZE64(P, offset, 0, INT64_MAX) },
-	{ "dest_offset", K_DEST_OFFSET, .pipeline = SIZE64(P, dest_offset, 0, INT64_MAX) },
-	{ "length", K_LENGTH, .pipeline = SIZE64(P, length, 0, INT64_MAX) },
+	{ "offset", K_OFFSET, KEY_LAYOUT, .pipeline = SIZE64(P, offset, 0, INT64_MAX) },
+	{ "dest_offset", K_DEST_OFFSET, KEY_LAYOUT, .pipeline = SIZE64(P, dest_offset, 0, INT64_MAX) },
+	{ "length", K_LENGTH, KEY_LAYOUT, .pipeline = SIZE64(P, length, 0, INT64_MAX) },
 
 	{ "target", K_TARGET, .device = ENUM(V, target, target_names) },
 	{ "backing", K_BACKING, .device = PATHS(V, backing, backing_line, nr_backing,
@@ -85,6 +85,90 @@ static const struct key_def keys[] = {
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_NR, "one entry per key id");
 
 #define NR_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* the bytes a rule's field takes; 0 for those that are not one plain value */
+static size_t rule_size(const struct key_rule *r)
+{
+	switch (r->type) {
+	case V_U32:
+	case V_SIZE32:
+		return sizeof(uint32_t);
+	case V_SIZE64:
+		return sizeof(uint64_t);
+	case V_BOOL:
+		return sizeof(bool);
+	case V_ENUM:
+		return sizeof(int);
+	default:
+		return 0;
+	}
+}
+
+void config_inherit_settings(struct pipeline_config *pc, const struct pipeline_settings *from)
+{
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key_rule *r = &keys[i].settings;
+
+		if (r->type && !(pc->key_valid & (1ull << keys[i].id)))
+			memcpy((char *)&pc->s + r->at, (const char *)from + r->at, rule_size(r));
+	}
+}
+
+static bool field_same(const struct key_rule *r, const void *a, const void *b)
+{
+	return !memcmp((const char *)a + r->at, (const char *)b + r->at, rule_size(r));
+}
+
+bool config_same_but_layout(const struct pipeline_config *a, const struct pipeline_config *b)
+{
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key_def *k = &keys[i];
+
+		if (k->flags & KEY_LAYOUT)
+			continue;
+		if (k->settings.type && !field_same(&k->settings, &a->s, &b->s))
+			return false;
+		if (k->pipeline.type && !field_same(&k->pipeline, a, b))
+			return false;
+	}
+	return true;
+}
+
+/* a key a message can name: one value of a [pipeline] (a list's paths have lines of their own) */
+static bool scalar_pipeline_key(const struct key_def *k)
+{
+	return key_in(k, SEC_PIPELINE) && !key_repeats(k);
+}
+
+int config_key_line_leading(const struct pipeline_config *pc, const char *msg)
+{
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		size_t n = strlen(keys[i].name);
+
+		if (scalar_pipeline_key(&keys[i]) && pc->key_line[keys[i].id] &&
+		    !strncmp(msg, keys[i].name, n) && msg[n] == ' ')
+			return pc->key_line[keys[i].id];
+	}
+	return 0;
+}
+
+int config_key_line_named(const struct pipeline_config *pc, const char *msg)
+{
+	size_t best = 0;
+	int line = 0;
+
+	/* the longest: "dest_offset" names offset too */
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		size_t n = strlen(keys[i].name);
+
+		if (scalar_pipeline_key(&keys[i]) && pc->key_line[keys[i].id] && n > best &&
+		    strstr(msg, keys[i].name)) {
+			best = n;
+			line = pc->key_line[keys[i].id];
+		}
+	}
+	return line;
+}
 
 const struct key_def *key_lookup(const char *name)
 {

@@ -121,28 +121,20 @@ static void usage(FILE *out)
  */
 static int finding_line(const struct pipeline_config *pc, const char *msg)
 {
-	static const char *const keys[] = {
-		"dest_offset", "offset", "length", "stripe_unit", "block_size", "direct",
-		"truncate",
-	};
-
 	const char *lead = !strncmp(msg, "direct = yes: ", 14) ? msg + 14 : msg;
+	int line = config_key_line_leading(pc, lead);
 
 	/* "offset 1048576 is beyond ...": the message is about that key */
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strncmp(lead, keys[i], strlen(keys[i])) && lead[strlen(keys[i])] == ' ' &&
-		    pipeline_config_key_line(pc, keys[i]))
-			return pipeline_config_key_line(pc, keys[i]);
+	if (line)
+		return line;
 	for (int i = 0; i < pc->nr_sources; i++)
 		if (strstr(msg, pc->sources[i]))
 			return pc->source_line[i];
 	for (int i = 0; i < pc->nr_dests; i++)
 		if (strstr(msg, pc->dests[i]))
 			return pc->dest_line[i];
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strstr(msg, keys[i]) && pipeline_config_key_line(pc, keys[i]))
-			return pipeline_config_key_line(pc, keys[i]);
-	return pc->line;
+	line = config_key_line_named(pc, msg);
+	return line ? line : pc->line;
 }
 
 static void log_discard(enum log_level level, const char *msg, void *arg)

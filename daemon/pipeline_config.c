@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_int.h"
 
 void pipeline_config_free(struct pipeline_config *pc)
 {
@@ -127,14 +128,7 @@ uint64_t pipeline_config_fingerprint(const struct pipeline_config *pc)
 
 bool pipeline_config_same(const struct pipeline_config *a, const struct pipeline_config *b)
 {
-	const struct pipeline_settings *x = &a->s, *y = &b->s;
-
+	/* the layout by its fingerprint, every other key by the table */
 	return pipeline_config_fingerprint(a) == pipeline_config_fingerprint(b) &&
-	       x->engine == y->engine && x->queue_depth == y->queue_depth &&
-	       x->block_size == y->block_size && x->direct == y->direct &&
-	       x->create == y->create && x->truncate == y->truncate &&
-	       x->repeat == y->repeat && x->sparse == y->sparse && x->retries == y->retries &&
-	       x->retry_delay == y->retry_delay &&
-	       x->checkpoint_interval == y->checkpoint_interval &&
-	       a->stripe_io == b->stripe_io;
+	       config_same_but_layout(a, b);
 }
