@@ -8,6 +8,10 @@
  * request separates the cost of uring_bpf_memcpy() itself from the cost
  * of an io_uring request around it. The CQE carries the bytes copied by
  * all repetitions, or the first negative errno.
+ *
+ * kb_crc_ops (op id 1) takes the same SQE and computes, reps times,
+ * uring_bpf_crc32c() of the source descriptor from ~0: the CQE carries the
+ * bytes checksummed, last_crc the CRC.
  */
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -20,6 +24,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 #include "iou_kfuncs.h"
 
+/* this kernel's own kfunc (not upstream's): the CRC32C of a descriptor */
+extern __s64 uring_bpf_crc32c(const struct uring_bpf_data *data,
+			      struct io_bpf_buf_desc *desc, __u32 crc) __ksym;
+
+/* the last CRC an issue_fn of kb_crc_ops computed, for the driver to check */
+__u32 last_crc;
+
 /* what prep keeps in uring_bpf_data->pdu (40 bytes) for issue */
 struct kb_pdu {
 	struct io_bpf_buf_desc desc[2];	/* source, destination */
@@ -27,8 +38,8 @@ struct kb_pdu {
 	__u32 pad;
 };
 
-SEC("struct_ops/kb_prep")
-int BPF_PROG(kb_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sqe)
+static __always_inline int kb_prep_pdu(struct uring_bpf_data *data,
+				       const struct io_uring_sqe *sqe)
 {
 	struct kb_pdu *pdu = (struct kb_pdu *)data->pdu;
 	struct io_bpf_buf_desc desc[2];
@@ -42,6 +53,12 @@ int BPF_PROG(kb_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sq
 	__builtin_memcpy(pdu->desc, desc, sizeof(desc));
 	pdu->reps = reps;
 	return 0;
+}
+
+SEC("struct_ops/kb_prep")
+int BPF_PROG(kb_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sqe)
+{
+	return kb_prep_pdu(data, sqe);
 }
 
 SEC("struct_ops/kb_issue")
@@ -71,4 +88,40 @@ SEC(".struct_ops.link")
 struct uring_bpf_ops kb_ops = {
 	.prep_fn	= (void *)kb_prep,
 	.issue_fn	= (void *)kb_issue,
+};
+
+SEC("struct_ops/kb_crc_issue")
+int BPF_PROG(kb_crc_issue, struct uring_bpf_data *data)
+{
+	struct kb_pdu *pdu = (struct kb_pdu *)data->pdu;
+	struct io_bpf_buf_desc desc;
+	__u32 reps = pdu->reps, i;
+	__s64 crc = 0;
+	int total = 0;
+
+	for (i = 0; i < KB_MAX_REPS && i < reps; i++) {
+		__builtin_memcpy(&desc, &pdu->desc[0], sizeof(desc));
+		crc = uring_bpf_crc32c(data, &desc, ~0U);
+		if (crc < 0) {
+			total = crc;
+			break;
+		}
+		total += desc.len;
+	}
+	if (crc >= 0)
+		last_crc = crc;
+	uring_bpf_set_result(data, total);
+	return 0;
+}
+
+SEC("struct_ops/kb_crc_prep")
+int BPF_PROG(kb_crc_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sqe)
+{
+	return kb_prep_pdu(data, sqe);
+}
+
+SEC(".struct_ops.link")
+struct uring_bpf_ops kb_crc_ops = {
+	.prep_fn	= (void *)kb_crc_prep,
+	.issue_fn	= (void *)kb_crc_issue,
 };

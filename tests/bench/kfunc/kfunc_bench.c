@@ -18,6 +18,11 @@
  *              or GPR loops at very different speeds, so this column tells
  *              the kfunc's cost apart from glibc's choice of loop
  *
+ * CRC32C: uring_bpf_crc32c() (this series' own kfunc) over a FIXED buffer
+ * of 64 KiB and 1 MiB against userspace CRC32C of the same bytes, with the
+ * SSE4.2 crc32 instruction (what a userspace checksum uses on x86) and
+ * table-driven (one byte per step), each result checked against the other.
+ *
  * Every measurement is calibrated to last at least --min-time seconds,
  * then timed --runs times: median, min and max are reported. After each
  * measurement the destination is checked byte for byte (data equals the
@@ -50,6 +55,7 @@
 #define MAX_VECS	64
 #define MAX_RUNS	31
 #define OP_ID		0
+#define CRC_OP_ID	1
 
 enum path { PATH_FIXED, PATH_REG_VEC, NR_PATHS };
 enum method { M_KFUNC, M_KFUNC_X16, M_MEMCPY, M_MOVSB, NR_METHODS };
@@ -59,6 +65,13 @@ static const char *const method_name[] = { "kfunc", "kfunc-x16", "memcpy", "rep-
 static const unsigned int method_reps[] = { 1, 16, 1, 1 };
 static const size_t sizes[] = { 4096, 65536, MAX_SIZE };
 #define NR_SIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+enum crc_method { C_KFUNC, C_KFUNC_X16, C_SSE42, C_TABLE, NR_CRC_METHODS };
+static const char *const crc_method_name[] = { "crc-kfunc", "crc-kfunc-x16", "crc-sse4.2",
+					       "crc-table" };
+static const unsigned int crc_method_reps[] = { 1, 16, 1, 1 };
+static const size_t crc_sizes[] = { 65536, MAX_SIZE };
+#define NR_CRC_SIZES (sizeof(crc_sizes) / sizeof(crc_sizes[0]))
 
 struct opts {
 	double min_time;
@@ -78,12 +91,15 @@ struct bench {
 	struct opts o;
 	struct io_uring ring;
 	struct kfunc_bench *skel;
-	struct bpf_link *link;
+	struct bpf_link *link, *crc_link;
 	unsigned char *src, *dst;
 	size_t dst_span;
 	struct iovec iov[MAX_VECS];
 	struct io_bpf_buf_desc desc[2];	/* source, destination */
 	struct result res[NR_PATHS][NR_SIZES][NR_METHODS];
+	struct result crc_res[NR_CRC_SIZES][NR_CRC_METHODS];
+	uint32_t crc_want;		/* of the size being measured */
+	volatile uint32_t crc_sink;	/* userspace CRCs land here */
 };
 
 static double now(void)
@@ -189,9 +205,9 @@ static int verify(struct bench *b, unsigned int n, char *err, size_t errlen)
 	return 0;
 }
 
-/* n requests of reps copies each, qd per io_uring_enter(); 0 or -errno */
-static int run_kfunc(struct bench *b, unsigned long n, unsigned int reps, size_t size,
-		     char *err, size_t errlen)
+/* n requests of reps copies (CRCs with op_id CRC_OP_ID) each, qd per enter */
+static int run_kfunc(struct bench *b, unsigned int op_id, unsigned long n, unsigned int reps,
+		     size_t size, char *err, size_t errlen)
 {
 	int want = (int)(size * reps);
 
@@ -206,7 +222,7 @@ static int run_kfunc(struct bench *b, unsigned long n, unsigned int reps, size_t
 			memset(sqe, 0, sizeof(*sqe));
 			sqe->opcode = IORING_OP_BPF;
 			sqe->fd = -1;
-			sqe->bpf_op_flags = OP_ID << IORING_BPF_OP_SHIFT;
+			sqe->bpf_op_flags = op_id << IORING_BPF_OP_SHIFT;
 			sqe->addr = (uintptr_t)b->desc;
 			sqe->len = reps;
 			sqe->user_data = i;
@@ -282,7 +298,7 @@ static double timed(struct bench *b, enum method m, unsigned long n, size_t size
 
 	if (m == M_MEMCPY || m == M_MOVSB)
 		run_memcpy(b, n, nvec, m == M_MOVSB);
-	else if (run_kfunc(b, n, method_reps[m], size, err, errlen))
+	else if (run_kfunc(b, OP_ID, n, method_reps[m], size, err, errlen))
 		return -1;
 	return now() - t0;
 }
@@ -327,6 +343,120 @@ static void measure(struct bench *b, enum path p, unsigned int z, enum method m)
 		r->verified = 1;
 }
 
+/* CRC32C, raw register as the kernel's crc32c(): a byte per table step */
+static uint32_t crc32c_table(uint32_t crc, const unsigned char *p, size_t n)
+{
+	static uint32_t table[256];
+	unsigned int i, k;
+
+	if (!table[1]) {
+		for (i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (k = 0; k < 8; k++)
+				c = c & 1 ? (c >> 1) ^ 0x82f63b78 : c >> 1;
+			table[i] = c;
+		}
+	}
+	while (n--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/* the same with the SSE4.2 crc32 instruction, 8 bytes a step */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, size_t n)
+{
+	uint64_t c = crc, v;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	crc = c;
+	while (n--)
+		crc = __builtin_ia32_crc32qi(crc, *p++);
+	return crc;
+}
+
+static bool have_sse42(void)
+{
+	unsigned int a, b, c, d;
+
+	__cpuid(1, a, b, c, d);
+	return c & (1U << 20);
+}
+
+static double crc_timed(struct bench *b, enum crc_method m, unsigned long n, size_t size,
+			char *err, size_t errlen)
+{
+	double t0 = now();
+
+	switch (m) {
+	case C_KFUNC:
+	case C_KFUNC_X16:
+		if (run_kfunc(b, CRC_OP_ID, n, crc_method_reps[m], size, err, errlen))
+			return -1;
+		break;
+	case C_SSE42:
+		while (n--)
+			b->crc_sink = crc32c_sse42(~0U, b->src, size);
+		break;
+	default:
+		while (n--)
+			b->crc_sink = crc32c_table(~0U, b->src, size);
+		break;
+	}
+	return now() - t0;
+}
+
+static void crc_measure(struct bench *b, unsigned int z, enum crc_method m)
+{
+	struct result *r = &b->crc_res[z][m];
+	size_t size = crc_sizes[z], unit = size * crc_method_reps[m];
+	double t, mibs[MAX_RUNS];
+	unsigned long n = 1;
+	uint32_t got;
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	if (m == C_SSE42 && !have_sse42()) {
+		snprintf(r->err, sizeof(r->err), "no SSE4.2");
+		return;
+	}
+	layout(b, PATH_FIXED, size);
+	b->skel->bss->last_crc = 0;
+	for (;;) {
+		t = crc_timed(b, m, n, size, r->err, sizeof(r->err));
+		if (t < 0)
+			return;
+		if (t >= b->o.min_time || n > (1UL << 40))
+			break;
+		if (t < b->o.min_time / 64)
+			n *= 16;
+		else
+			n = (unsigned long)(n * (b->o.min_time * 1.1 / t)) + 1;
+	}
+	for (i = 0; i < b->o.runs; i++) {
+		t = crc_timed(b, m, n, size, r->err, sizeof(r->err));
+		if (t < 0)
+			return;
+		mibs[i] = (double)unit * n / t / (1 << 20);
+	}
+	qsort(mibs, b->o.runs, sizeof(mibs[0]), cmp_double);
+	r->min = mibs[0];
+	r->max = mibs[b->o.runs - 1];
+	r->median = b->o.runs % 2 ? mibs[b->o.runs / 2] :
+		    (mibs[b->o.runs / 2 - 1] + mibs[b->o.runs / 2]) / 2;
+	r->ns_per_copy = size / (r->median * (1 << 20)) * 1e9;
+	r->iters = n;
+	got = m <= C_KFUNC_X16 ? b->skel->bss->last_crc : b->crc_sink;
+	if (got == b->crc_want)
+		r->verified = 1;
+	else
+		snprintf(r->err, sizeof(r->err), "CRC %#x, want %#x", got, b->crc_want);
+}
+
 static int bench_setup(struct bench *b)
 {
 	struct io_uring_params params;
@@ -367,6 +497,8 @@ static int bench_setup(struct bench *b)
 	}
 	b->skel->struct_ops.kb_ops->ring_fd = b->ring.ring_fd;
 	b->skel->struct_ops.kb_ops->id = OP_ID;
+	b->skel->struct_ops.kb_crc_ops->ring_fd = b->ring.ring_fd;
+	b->skel->struct_ops.kb_crc_ops->id = CRC_OP_ID;
 	ret = kfunc_bench__load(b->skel);
 	if (ret) {
 		printf("# load: %s\n", strerror(-ret));
@@ -377,11 +509,17 @@ static int bench_setup(struct bench *b)
 		printf("# attach struct_ops: %s\n", strerror(errno));
 		return -errno;
 	}
+	b->crc_link = bpf_map__attach_struct_ops(b->skel->maps.kb_crc_ops);
+	if (!b->crc_link) {
+		printf("# attach the crc struct_ops: %s\n", strerror(errno));
+		return -errno;
+	}
 	return 0;
 }
 
 static void bench_teardown(struct bench *b)
 {
+	bpf_link__destroy(b->crc_link);
 	bpf_link__destroy(b->link);
 	kfunc_bench__destroy(b->skel);
 	if (b->ring.ring_fd > 0)
@@ -425,6 +563,27 @@ static void print_table(struct bench *b, FILE *f, const char *prefix, const char
 				k->ns_per_copy);
 		}
 	}
+	fprintf(f, "%s\n", prefix);
+	fprintf(f, "%sCRC32C of a FIXED buffer: uring_bpf_crc32c() (ours, not upstream's) vs "
+		"userspace, MiB/s median of %u runs [min, max]\n", prefix, b->o.runs);
+	fprintf(f, "%s\n", prefix);
+	fprintf(f, "%s| size | kfunc MiB/s | kfunc x16/req MiB/s | user sse4.2 MiB/s | "
+		"user table MiB/s | kfunc / sse4.2 | x16 / sse4.2 | kfunc ns/CRC |\n", prefix);
+	fprintf(f, "%s| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", prefix);
+	for (z = 0; z < NR_CRC_SIZES; z++) {
+		struct result *k = &b->crc_res[z][C_KFUNC];
+		struct result *x = &b->crc_res[z][C_KFUNC_X16];
+		struct result *s = &b->crc_res[z][C_SSE42];
+		struct result *t = &b->crc_res[z][C_TABLE];
+
+		size_name(crc_sizes[z], sz, sizeof(sz));
+		fprintf(f, "%s| %s | %.0f [%.0f, %.0f] | %.0f [%.0f, %.0f] | %.0f [%.0f, %.0f] | "
+			"%.0f [%.0f, %.0f] | %.2f | %.2f | %.0f |\n", prefix, sz,
+			k->median, k->min, k->max, x->median, x->min, x->max,
+			s->median, s->min, s->max, t->median, t->min, t->max,
+			s->median ? k->median / s->median : 0,
+			s->median ? x->median / s->median : 0, k->ns_per_copy);
+	}
 }
 
 static void write_json(struct bench *b, FILE *f, const char *accel)
@@ -452,6 +611,18 @@ static void write_json(struct bench *b, FILE *f, const char *accel)
 					r->ns_per_copy, r->iters, r->verified ? "true" : "false");
 				sep = ",";
 			}
+	for (z = 0; z < NR_CRC_SIZES; z++)
+		for (m = 0; m < NR_CRC_METHODS; m++) {
+			struct result *r = &b->crc_res[z][m];
+
+			fprintf(f, ",\n    {\"path\": \"FIXED\", \"size\": %zu, \"method\": \"%s\", "
+				"\"crcs_per_request\": %u, \"mib_s_median\": %.2f, "
+				"\"mib_s_min\": %.2f, \"mib_s_max\": %.2f, \"ns_per_crc\": %.1f, "
+				"\"units_per_run\": %lu, \"verified\": %s}",
+				crc_sizes[z], crc_method_name[m],
+				m <= C_KFUNC_X16 ? crc_method_reps[m] : 0, r->median, r->min,
+				r->max, r->ns_per_copy, r->iters, r->verified ? "true" : "false");
+		}
 	fprintf(f, "\n  ]\n}\n");
 }
 
@@ -500,7 +671,7 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	printf("1..%zu\n", 1 + NR_PATHS * NR_SIZES * NR_METHODS);
+	printf("1..%zu\n", 1 + NR_PATHS * NR_SIZES * NR_METHODS + NR_CRC_SIZES * NR_CRC_METHODS);
 	printf("# accelerator: %s; timings are emulated under tcg: compare them as ratios\n", accel);
 	print_cpu_features();
 	if (bench_setup(&b)) {
@@ -512,6 +683,12 @@ int main(int argc, char **argv)
 					printf("ok %u - %s %s %s # SKIP no BPF op loaded\n", t++,
 					       method_name[m], path_name[p], sz);
 				}
+		for (z = 0; z < NR_CRC_SIZES; z++)
+			for (m = 0; m < NR_CRC_METHODS; m++) {
+				size_name(crc_sizes[z], sz, sizeof(sz));
+				printf("ok %u - %s FIXED %s # SKIP no BPF op loaded\n", t++,
+				       crc_method_name[m], sz);
+			}
 		bench_teardown(&b);
 		return 1;
 	}
@@ -534,6 +711,25 @@ int main(int argc, char **argv)
 					       t++, method_name[m], path_name[p], sz, r->err);
 					failed++;
 				}
+			}
+		}
+	}
+	/* CRC32C: the table-driven CRC of each size is the reference */
+	for (z = 0; z < NR_CRC_SIZES; z++) {
+		b.crc_want = crc32c_table(~0U, b.src, crc_sizes[z]);
+		for (m = 0; m < NR_CRC_METHODS; m++) {
+			struct result *r = &b.crc_res[z][m];
+
+			crc_measure(&b, z, m);
+			size_name(crc_sizes[z], sz, sizeof(sz));
+			if (r->verified) {
+				printf("ok %u - %s FIXED %s: %.1f MiB/s [%.1f, %.1f], %lu units x %u runs, "
+				       "CRC verified\n", t++, crc_method_name[m], sz, r->median, r->min,
+				       r->max, r->iters, b.o.runs);
+			} else {
+				printf("not ok %u - %s FIXED %s: ran and the CRC verified (%s)\n", t++,
+				       crc_method_name[m], sz, r->err);
+				failed++;
 			}
 		}
 	}
