@@ -113,7 +113,7 @@ int chain_submit(struct pipeline_run *pr, struct chain *c)
 		if (c->ops[c->next].kind != CHAIN_OP_USER_COPY)
 			break;
 		/* only engines that queue a userspace step have the hook */
-		ret = pr->engine->user_copy ? pr->engine->user_copy(pr, c) : -EINVAL;
+		ret = engine_user_copy(pr, c);
 		if (ret)
 			return ret;
 		c->ops[c->next].complete = true;

@@ -7,19 +7,7 @@
 #include <stdint.h>
 
 #include "config.h"
-
-/*
- * who a file is: a changed source means the copy must start over. ctime
- * catches a change whose mtime was put back (touch -d, cp -p, tar);
- * 0 where it is unknown (a checkpoint written before it was recorded).
- */
-struct file_ident {
-	uint64_t dev;
-	uint64_t ino;
-	uint64_t size;
-	int64_t mtime_ns;
-	int64_t ctime_ns;
-};
+#include "files.h"
 
 enum ckpt_state {
 	CKPT_RUNNING,

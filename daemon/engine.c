@@ -21,6 +21,7 @@
 
 #include "bpf_loader.h"
 #include "engine.h"
+#include "pipeline.h"
 #include "ring.h"
 
 
@@ -128,4 +129,51 @@ int engine_select(enum engine_kind want, const struct engine_probe *probe,
 		snprintf(note, note_len, "engine %d is unknown", (int)want);
 		return -EINVAL;
 	}
+}
+
+/* ---- the optional hooks, once ---- */
+
+int engine_max_shuffle_sqes(const struct pipeline_run *pr)
+{
+	return pr->engine->max_shuffle_sqes ? pr->engine->max_shuffle_sqes(pr) : 0;
+}
+
+size_t engine_meta_size(const struct pipeline_run *pr)
+{
+	return pr->engine->meta_size ? pr->engine->meta_size(pr) : 0;
+}
+
+void engine_preload(const struct pipeline_run *pr)
+{
+	if (pr->engine->preload)
+		pr->engine->preload(pr);
+}
+
+int engine_attach(struct pipeline_run *pr)
+{
+	return pr->engine->attach ? pr->engine->attach(pr) : 0;
+}
+
+void engine_detach(struct pipeline_run *pr)
+{
+	/* only what attach set up: engine_priv is its mark */
+	if (pr->engine && pr->engine_priv && pr->engine->detach)
+		pr->engine->detach(pr);
+}
+
+int engine_user_copy(struct pipeline_run *pr, struct chain *c)
+{
+	return pr->engine->user_copy ? pr->engine->user_copy(pr, c) : -EINVAL;
+}
+
+void engine_ring_size(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
+		      unsigned int *cq_entries)
+{
+	if (pr->engine->ring_size)
+		pr->engine->ring_size(pr, ops, sq_entries, cq_entries);
+}
+
+bool engine_drives_itself(const struct pipeline_run *pr)
+{
+	return pr->engine && pr->engine->drive;
 }

@@ -81,4 +81,21 @@ void engine_probe_kernel(struct engine_probe *probe);
 int engine_select(enum engine_kind want, const struct engine_probe *probe,
 		  const struct engine_ops **out, char *note, size_t note_len);
 
+/*
+ * The optional hooks of pr->engine, called through these (as fio's
+ * td_io_*() are): a hook the engine leaves NULL does its "nothing to do"
+ * here, once, not at each call site. engine_user_copy() without a hook is
+ * -EINVAL: the chain asked for a step the engine does not have.
+ */
+int engine_max_shuffle_sqes(const struct pipeline_run *pr);
+size_t engine_meta_size(const struct pipeline_run *pr);
+void engine_preload(const struct pipeline_run *pr);
+int engine_attach(struct pipeline_run *pr);
+void engine_detach(struct pipeline_run *pr);
+int engine_user_copy(struct pipeline_run *pr, struct chain *c);
+void engine_ring_size(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
+		      unsigned int *cq_entries);
+/* does it run its own driver (the loop engine), not the generic chain driver? */
+bool engine_drives_itself(const struct pipeline_run *pr);
+
 #endif

@@ -114,7 +114,7 @@ int pipeline_execute(struct pipeline_run *pr)
 	getrusage(RUSAGE_THREAD, &t0);
 	getrusage(RUSAGE_SELF, &p0);
 	if (pr->plan.nr_blocks)
-		ret = pr->engine->drive ? pr->engine->drive(pr) : pipeline_drive_chains(pr);
+		ret = engine_drives_itself(pr) ? pr->engine->drive(pr) : pipeline_drive_chains(pr);
 	else
 		ret = 0;
 	atomic_store(&st->end_ns, clock_mono_ns());

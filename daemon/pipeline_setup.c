@@ -97,7 +97,7 @@ static int setup_plan(struct pipeline_run *pr)
 	/* cut requests the engine's chains cannot hold: the device splits them */
 	if (!ret && pp.max_io && pr->engine->max_chain_ops &&
 	    pr->plan.max_reads + pr->plan.max_writes +
-	    (pr->engine->max_shuffle_sqes ? pr->engine->max_shuffle_sqes(pr) : 0) >
+	    engine_max_shuffle_sqes(pr) >
 	    pr->engine->max_chain_ops) {
 		log_info("pipeline %s: requests not cut to %u KiB: engine = %s holds at most %d "
 			 "per block", pc->name, pp.max_io >> 10, pr->engine->name,
@@ -142,14 +142,12 @@ static int setup_chains(struct pipeline_run *pr)
 {
 	const struct plan *pl = &pr->plan;
 	bool from_read = pr->engine->elide_identity_shuffle && pl->write_from_read;
-	size_t meta = pr->engine->meta_size ? pr->engine->meta_size(pr) : 0, sizes[3 * 1024];
+	size_t meta = engine_meta_size(pr), sizes[3 * 1024];
 	int per_area = meta ? 3 : 2, ops, ret;
 	size_t r, w;
 
 	pr->nr_chains = chain_areas(pr, from_read, &r, &w);
-	ops = pl->max_reads + 1 + pl->max_writes;
-	if (pr->engine->max_shuffle_sqes)
-		ops += pr->engine->max_shuffle_sqes(pr);
+	ops = pl->max_reads + 1 + pl->max_writes + engine_max_shuffle_sqes(pr);
 
 	for (int i = 0; i < pr->nr_chains; i++) {
 		sizes[per_area * i] = r;
@@ -198,8 +196,7 @@ static int setup_ring(struct pipeline_run *pr)
 	/* every chain's ops, a checkpoint's fsync and a writeback start per destination, the wake poll */
 	entries = ring_pow2(pr->nr_chains * ops + 2 * pr->fs.nr_dst + 1);
 	cq_entries = 2 * entries;
-	if (pr->engine->ring_size)
-		pr->engine->ring_size(pr, ops, &entries, &cq_entries);
+	engine_ring_size(pr, ops, &entries, &cq_entries);
 	if (entries > MAX_RING_ENTRIES || cq_entries > 2 * MAX_RING_ENTRIES)
 		return pipeline_fail(pr, -EINVAL,
 				     "queue_depth %u with %d ops per block needs %u ring entries; "
@@ -238,8 +235,7 @@ static int setup_ring(struct pipeline_run *pr)
 
 static void teardown_ring(struct pipeline_run *pr)
 {
-	if (pr->engine && pr->engine_priv && pr->engine->detach)
-		pr->engine->detach(pr);
+	engine_detach(pr);
 	ring_exit(&pr->ring);
 	/* a record cut off with the ring (it broke): its tmp file goes */
 	ckpt_record_drop(pr);
@@ -330,12 +326,11 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 
 	if (pr->plan.nr_blocks) {
 		/* the programs load on another thread while the buffers fault in */
-		if (pr->engine->preload)
-			pr->engine->preload(pr);
+		engine_preload(pr);
 		ret = setup_ring(pr);
 		t[3] = clock_mono_ns();
-		if (!ret && pr->engine->attach)
-			ret = pr->engine->attach(pr);
+		if (!ret)
+			ret = engine_attach(pr);
 		if (ret && pc->s.engine == ENGINE_AUTO && pr->engine != &engine_uring_ops) {
 			/* auto never fails for want of the bpf engine: say so and fall back */
 			log_warning("pipeline %s: engine = auto: %s; falling back to the uring "
@@ -350,8 +345,8 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 			pipeline_status_set_engine(st, pr->engine->name);
 			ret = setup_ring(pr);
 			t[3] = clock_mono_ns();
-			if (!ret && pr->engine->attach)
-				ret = pr->engine->attach(pr);
+			if (!ret)
+				ret = engine_attach(pr);
 		}
 		if (ret) {
 			files_remove_created(&pr->fs);

@@ -53,7 +53,7 @@ static bool eligible(const struct pipeline_run *pr, const char **why)
 		return false;
 	if (pc->transform != TRANSFORM_COPY && pc->transform != TRANSFORM_MIRROR)
 		return false;
-	if (pr->engine && pr->engine->drive) {
+	if (engine_drives_itself(pr)) {
 		*why = "the loop engine moves every block";
 		return false;
 	}
