@@ -35,6 +35,9 @@
 #define UBLK_F_CMD_IOCTL_ENCODE	(1UL << 6)
 #endif
 
+#ifndef BLOCK_URING_CMD_DISCARD
+#define BLOCK_URING_CMD_DISCARD	_IO(0x12, 0)	/* linux/blkdev.h, 6.12 */
+#endif
 #ifndef UBLK_ATTR_FUA
 #define UBLK_ATTR_FUA		(1 << 3)
 #endif

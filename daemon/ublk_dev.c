@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,9 +38,46 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* a regular file punches holes (a test past its end changes nothing) */
+static uint32_t file_discard(int fd, uint64_t size)
+{
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, size, 4096) ? 0 : 4096;
+}
+
+/* a block device discards if its queue says so: its granularity, or 0 */
+static uint32_t bdev_discard(int fd)
+{
+	unsigned long long max = 0, gran = 0;
+	char path[96];
+	struct stat sb;
+	FILE *f;
+
+	if (fstat(fd, &sb) < 0)
+		return 0;
+	/* a partition has no queue of its own: its disk's */
+	for (int up = 0; up < 2 && !max; up++) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/discard_max_bytes",
+			 major(sb.st_rdev), minor(sb.st_rdev), up ? "../" : "");
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu", &max) != 1)
+				max = 0;
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/discard_granularity",
+			 major(sb.st_rdev), minor(sb.st_rdev), up ? "../" : "");
+		if (max && (f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu", &gran) != 1)
+				gran = 0;
+			fclose(f);
+		}
+	}
+	return max ? (gran ? gran : 512) : 0;
+}
+
 static int members_open(struct ublk_dev *d, char *why, size_t len)
 {
 	uint64_t size;
+	struct stat sb;
 
 	for (int i = 0; i < d->cfg.nr_backing; i++) {
 		d->member_fd[i] = ublk_member_open(d->cfg.backing[i], d->cfg.logical_block_size,
@@ -48,6 +86,14 @@ static int members_open(struct ublk_dev *d, char *why, size_t len)
 			return d->member_fd[i];
 		/* checked by the config already; the file may have shrunk since */
 		d->cfg.member_size[i] = size;
+		/* discard only where every member can: as dm and md do */
+		d->member_bdev[i] = !fstat(d->member_fd[i], &sb) && S_ISBLK(sb.st_mode);
+		uint32_t g = d->member_bdev[i] ? bdev_discard(d->member_fd[i]) :
+			     file_discard(d->member_fd[i], size);
+		if (!g || (i && !d->discard_granularity))
+			d->discard_granularity = 0;
+		else if (g > d->discard_granularity)
+			d->discard_granularity = g;
 		if (size < device_member_share(&d->cfg, i)) {
 			snprintf(why, len, "backing %s has %llu bytes, the device needs %llu",
 				 d->cfg.backing[i], (unsigned long long)size,
@@ -90,6 +136,18 @@ static void dev_params(const struct ublk_dev *d, struct ublk_params *p)
 	p->basic.io_opt_shift = ilog2u(opt);
 	p->basic.max_sectors = d->info.max_io_buf_bytes >> 9;
 	p->basic.dev_sectors = c->size >> 9;
+	/*
+	 * Discard, where every member has it: a file's range is punched out
+	 * (FALLOC_FL_PUNCH_HOLE), a block device's discarded; cut by the
+	 * layout as a write is, so a request must fit a tag's pieces
+	 */
+	if (d->discard_granularity) {
+		p->types |= UBLK_PARAM_TYPE_DISCARD;
+		p->discard.discard_granularity = d->discard_granularity < c->logical_block_size ?
+						 c->logical_block_size : d->discard_granularity;
+		p->discard.max_discard_sectors = d->info.max_io_buf_bytes >> 9;
+		p->discard.max_discard_segments = 1;
+	}
 }
 
 static int char_open(struct ublk_dev *d)

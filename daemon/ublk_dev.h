@@ -17,7 +17,7 @@ struct ublk_queue;
 
 /* what the queue threads count, read by the main thread for status */
 struct ublk_stats {
-	_Atomic uint64_t reads, writes, flushes;
+	_Atomic uint64_t reads, writes, flushes, discards;
 	_Atomic uint64_t bytes_read, bytes_written;
 	_Atomic uint64_t errors;	/* requests completed with an error */
 	_Atomic uint32_t in_flight;	/* requests the daemon holds */
@@ -30,6 +30,8 @@ struct ublk_dev {
 	struct device_config cfg;	/* its own copy */
 	struct ublk_layout layout;
 	int member_fd[CONFIG_MAX_FILES];
+	bool member_bdev[CONFIG_MAX_FILES];	/* a block device (discard: BLOCK_URING_CMD_DISCARD) */
+	uint32_t discard_granularity;	/* 0: a member cannot discard, the device does not */
 	_Atomic bool member_failed[CONFIG_MAX_FILES];	/* mirror: not read (stale) */
 	struct ublk_mirror mirror;	/* mirror: stale members recorded, resync */
 	struct ublk_ctrl ctrl;

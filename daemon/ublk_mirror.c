@@ -157,7 +157,8 @@ void ublk_mirror_member_failed(struct ublk_dev *d, int i)
 	pthread_mutex_lock(&m->lock);
 	for (int j = 0; j < d->cfg.nr_backing; j++)
 		others += j != i && !m->stale[j];
-	if (!m->stale[i] && others) {
+	/* stale now, or again: what a resync had copied to it may be short */
+	if ((!m->stale[i] && others) || (m->stale[i] && m->synced[i])) {
 		m->stale[i] = true;
 		m->synced[i] = 0;
 		ret = record_write(d);

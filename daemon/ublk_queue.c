@@ -50,6 +50,12 @@ struct ublk_tag {
 	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
 };
 
+/* writes and discards change what a member holds */
+static bool q_changes(const struct ublk_tag *t)
+{
+	return t->op == UBLK_IO_OP_WRITE || t->op == UBLK_IO_OP_DISCARD;
+}
+
 static char *tag_buf(const struct ublk_queue *q, unsigned int tag)
 {
 	return (char *)q->mem.base + (size_t)tag * q->slot_size;
@@ -134,6 +140,18 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 		if (q->tags[tag].fua)
 			sqe->rw_flags |= RWF_DSYNC;
 		break;
+	case UBLK_IO_OP_DISCARD:
+		if (q->dev->member_bdev[p->member]) {
+			sqe->opcode = IORING_OP_URING_CMD;
+			sqe->fd = fi;
+			sqe->cmd_op = BLOCK_URING_CMD_DISCARD;
+			sqe->addr = p->off;
+			sqe->addr3 = p->len;
+		} else {
+			io_uring_prep_fallocate(sqe, fi, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+						p->off, p->len);
+		}
+		break;
 	default:	/* flush: each member's cache to stable storage */
 		io_uring_prep_fsync(sqe, fi, IORING_FSYNC_DATASYNC);
 		break;
@@ -193,9 +211,9 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 	}
 	if (t->len > q->buf_size)
 		return -EINVAL;
-	n = ublk_map(&d->layout, t->op == UBLK_IO_OP_WRITE, mirror ? q_read_member(q) : 0,
+	n = ublk_map(&d->layout, q_changes(t), mirror ? q_read_member(q) : 0,
 		     off, t->len, p, q->max_pieces);
-	if (n <= 0 || !mirror || t->op != UBLK_IO_OP_WRITE)
+	if (n <= 0 || !mirror || !q_changes(t))
 		return n;
 	/* a member being resynced takes the writes below the copy, which has passed them */
 	for (int i = 0; i < n; i++)
@@ -265,7 +283,7 @@ static void q_shuffle_done(struct ublk_queue *q, unsigned int tag, int res)
 
 static bool q_in_window(const struct ublk_queue *q, const struct ublk_tag *t)
 {
-	return t->op == UBLK_IO_OP_WRITE && q->win_lo < q->win_hi &&
+	return q_changes(t) && q->win_lo < q->win_hi &&
 	       t->off < q->win_hi && t->off + t->len > q->win_lo;
 }
 
@@ -324,8 +342,11 @@ static void q_request(struct ublk_queue *q, unsigned int tag)
 	case UBLK_IO_OP_FLUSH:
 		atomic_fetch_add(&st->flushes, 1);
 		break;
+	case UBLK_IO_OP_DISCARD:
+		atomic_fetch_add(&st->discards, 1);
+		break;
 	default:
-		/* no discard or write-zeroes limits are set, so none should come */
+		/* no write-zeroes limit is set (the kernel writes zeroes), so none should come */
 		q_complete(q, tag, -EOPNOTSUPP);
 		return;
 	}
@@ -348,7 +369,7 @@ static void q_start(struct ublk_queue *q, unsigned int tag)
 		q_complete(q, tag, -EIO);
 		return;
 	}
-	if (q->gather && t->op != UBLK_IO_OP_FLUSH) {
+	if (q->gather && (t->op == UBLK_IO_OP_READ || t->op == UBLK_IO_OP_WRITE)) {
 		t->nr_units = n;
 		n = ublk_gather_merge(&q->pieces[tag * q->max_pieces], n,
 				      &q->units[tag * q->max_pieces], &t->staged);
@@ -384,7 +405,7 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 	int judged, err = 0;
 
 	q->backing--;
-	if (t->op == UBLK_IO_OP_FLUSH) {
+	if (t->op == UBLK_IO_OP_FLUSH || t->op == UBLK_IO_OP_DISCARD) {
 		judged = res < 0 ? IOU_JUDGED_FAILED : IOU_JUDGED_DONE;
 		err = res;
 	} else {

@@ -281,6 +281,9 @@ check "and they are the first leg's bytes" eval \
 for i in $(seq 100); do [ "$(dst fresh state)" = running ] && break; sleep 0.2; done
 check "the new mirror is synced: state running, the second leg now holds the first leg's bytes" eval \
 	'[ "$(dst fresh state)" = running ] && cmp -s "$T/na0.orig" "$T/na1" && cmp -s "$T/na0" "$T/na1"'
+check "blkdiscard on the mirror punches both legs alike" eval \
+	'blkdiscard -o $((2 * MiB)) -l $((2 * MiB)) "$FR" && cmp -s "$T/na0" "$T/na1" &&
+	 cmp -s <(dd if="$T/na1" bs=1M skip=2 count=2 status=none) <(head -c $((2 * MiB)) /dev/zero)'
 check "the journal says the second leg was not synced yet, then resynced" eval \
 	'jrnl | grep -q "device fresh: member $T/na1 is not synced yet" &&
 	 jrnl | grep -q "device fresh: member $T/na1 resynced from $T/na0"'
@@ -416,6 +419,14 @@ check "the device takes FUA (a volatile cache with FUA: an O_SYNC write needs no
 fio --name=fua --filename="$SD" --ioengine=io_uring --direct=1 --sync=1 --rw=randwrite --bs=16k \
 	--iodepth=4 --size=2M --verify=crc32c --verify_fatal=1 --do_verify=1 > "$ART/admin-fio-fua.log" 2>&1
 check "O_SYNC (FUA) writes verify" eval 'grep -q "err= 0" "$ART/admin-fio-fua.log" && ! grep -q "verify: bad" "$ART/admin-fio-fua.log"'
+dd if=/dev/urandom of="$SD" bs=1M count=16 oflag=direct status=none && sync
+blocks() { echo $(( $(stat -c %b "$T/h0") + $(stat -c %b "$T/h1") )); }
+B0=$(blocks)
+check "the stripe passes discard on (discard_max_bytes $(cat $Q/discard_max_bytes)): blkdiscard of 8M succeeds" \
+	eval '[ "$(cat $Q/discard_max_bytes)" -gt 0 ] && blkdiscard -o 0 -l $((8 * MiB)) "$SD"'
+B1=$(blocks)
+check "the discarded range is punched out of the members ($B0 -> $B1 blocks) and reads back as zeroes" eval \
+	'[ $B1 -lt $B0 ] && cmp -s <(dd if="$SD" bs=1M count=8 iflag=direct status=none) <(head -c $((8 * MiB)) /dev/zero)'
 $BIN status > "$ART/admin-status-layout.txt" 2>&1
 check "status lists the members in order and the layout, as dmsetup table does" \
 	grep -q "members $T/h0, $T/h1; stripe_unit 65536" "$ART/admin-status-layout.txt"
