@@ -72,7 +72,7 @@ soak: ## SOAK_SECONDS (600) of 8 pipelines with random reload/stop/start/kill -9
 check: deps ## host tier: unit tests, the uring engine on real files, make try (loads nothing into the host kernel)
 	@scripts/check.sh
 
-try: ## the daemon on this machine without the kernel: build it with BPF=0, run every shipped example as written under /tmp/iou-offload-demo (installs only the compiler and four libraries it needs)
+try: ## the daemon on this machine without the kernel: build it with BPF=0, run every shipped example as written under /tmp/iou-offload-demo (installs only the compiler and five libraries it needs)
 	@scripts/deps.sh try
 	@scripts/try.sh
 

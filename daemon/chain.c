@@ -91,6 +91,8 @@ void chain_release(struct pipeline_run *pr, struct chain *c)
 
 static void chain_done(struct pipeline_run *pr, struct chain *c)
 {
+	/* checksum = crc32c: the read area holds the bytes the writes took */
+	sums_block_done(pr, c->bp.logical_off, c->rbuf, c->bp.len);
 	atomic_fetch_add(&pr->env->status->bytes_done, c->bp.len);
 	chain_release(pr, c);
 }

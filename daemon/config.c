@@ -29,6 +29,8 @@ const struct enum_names read_policy_names = NAMES(
 	{ "round-robin", READ_ROUND_ROBIN }, { "primary", READ_PRIMARY });
 const struct enum_names stripe_io_names = NAMES(
 	{ "per-unit", STRIPE_IO_PER_UNIT }, { "gather", STRIPE_IO_GATHER });
+const struct enum_names checksum_names = NAMES(
+	{ "none", CHECKSUM_NONE }, { "crc32c", CHECKSUM_CRC32C });
 
 const char *enum_name_of(const struct enum_names *names, int value)
 {
@@ -47,6 +49,7 @@ TO_STRING(gather_layout_to_string, enum gather_layout, gather_names)
 TO_STRING(device_target_to_string, enum device_target, target_names)
 TO_STRING(read_policy_to_string, enum read_policy, read_policy_names)
 TO_STRING(stripe_io_to_string, enum stripe_io, stripe_io_names)
+TO_STRING(checksum_kind_to_string, enum checksum_kind, checksum_names)
 
 void settings_defaults(struct pipeline_settings *s)
 {
@@ -63,6 +66,7 @@ void settings_defaults(struct pipeline_settings *s)
 		.truncate = true,
 		.repeat = false,
 		.sparse = true,
+		.checksum = CHECKSUM_NONE,
 	};
 }
 

@@ -49,6 +49,12 @@ enum stripe_io {
 	STRIPE_IO_GATHER,	/* units gathered per member, one request per member */
 };
 
+/* checksum = ...: a sum of every block, in a manifest beside the checkpoint */
+enum checksum_kind {
+	CHECKSUM_NONE,
+	CHECKSUM_CRC32C,
+};
+
 /* settings a [pipeline] inherits from [daemon] unless it sets them */
 /* keys the table may hold: key_line[] and the key_valid bits (config_int.h) */
 #define CONFIG_KEYS_MAX	64
@@ -66,6 +72,7 @@ struct pipeline_settings {
 	bool truncate;
 	bool repeat;
 	bool sparse;		/* holes of the source stay holes (copy, mirror) */
+	enum checksum_kind checksum;
 };
 
 struct pipeline_config {
@@ -186,6 +193,7 @@ const char *transform_to_string(enum transform t);
 const char *device_target_to_string(enum device_target t);
 const char *read_policy_to_string(enum read_policy p);
 const char *stripe_io_to_string(enum stripe_io s);
+const char *checksum_kind_to_string(enum checksum_kind c);
 const char *gather_layout_to_string(enum gather_layout g);
 const char *engine_kind_to_string(enum engine_kind e);
 

@@ -40,6 +40,15 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 	if (pc->key_line[K_GATHER] && pc->transform != TRANSFORM_GATHER)
 		add_error(st, pc->key_line[K_GATHER],
 			  "key 'gather' is only valid with transform = gather");
+	/* sums.c sums the read area of copy, mirror and stripe blocks in the daemon */
+	if (pc->s.checksum != CHECKSUM_NONE && pc->transform == TRANSFORM_GATHER)
+		add_error(st, pc->key_line[K_CHECKSUM] ?: pc->key_line[K_TRANSFORM],
+			  "checksum = crc32c is for copy, mirror and stripe (a gather's blocks "
+			  "are not summed yet)");
+	if (pc->s.checksum != CHECKSUM_NONE && pc->s.engine == ENGINE_LOOP)
+		add_error(st, pc->key_line[K_CHECKSUM] ?: pc->key_line[K_ENGINE],
+			  "checksum = crc32c needs engine = bpf, uring or auto (the loop engine's "
+			  "blocks complete inside its program, where nothing sums them yet)");
 
 	switch (pc->transform) {
 	case TRANSFORM_COPY:

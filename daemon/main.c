@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "daemon_dirs.h"
 #include "oneshot.h"
+#include "verify.h"
 #include "rlimits.h"
 #include "log.h"
 #include "reload.h"
@@ -44,6 +45,8 @@ static void usage(FILE *out)
 "  iou-offloadd release                    delete the devices a dead daemon left that no\n"
 "                                          daemon serves and nothing holds (after a stop)\n"
 "  iou-offloadd udev-name ublkbN           the [device NAME] of /dev/ublkbN (udev: /dev/iou/NAME)\n"
+"  iou-offloadd verify [--source] [NAME...] read back what checksum = crc32c recorded and\n"
+"                                          compare every block (0 verified, 1 mismatch, 4 none)\n"
 "\n"
 "One-shot commands (one pipeline, run as --once; the same command again resumes it):\n"
 "  iou-offloadd copy [OPT] SRC DST\n"
@@ -74,8 +77,8 @@ static void usage(FILE *out)
 "  [daemon]                state_dir, runtime_dir, log_level, exit_when_done,\n"
 "                          progress_interval, and defaults\n"
 "                          for all pipelines: engine, queue_depth, block_size, stripe_unit,\n"
-"                          direct, create, truncate, repeat, sparse, checkpoint_interval,\n"
-"                          retries,\n"
+"                          direct, create, truncate, repeat, sparse, checksum,\n"
+"                          checkpoint_interval, retries,\n"
 "                          retry_delay\n"
 "  [pipeline NAME]         transform = copy | mirror | stripe | gather\n"
 "                          source = PATH (repeat for gather), destination = PATH (repeat\n"
@@ -326,12 +329,13 @@ static bool stderr_is_journal(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CHECK = 256, OPT_ONCE, OPT_OPEN };
+	enum { OPT_CHECK = 256, OPT_ONCE, OPT_OPEN, OPT_SOURCE };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", optional_argument, NULL, OPT_CHECK },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "open", no_argument, NULL, OPT_OPEN },
+		{ "source", no_argument, NULL, OPT_SOURCE },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "status-file", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -341,7 +345,7 @@ int main(int argc, char **argv)
 	struct daemon_options opts = { .config_path = CONFIG_DEFAULT_PATH };
 	const char *check = NULL, *status_file = NULL;
 	bool do_check = false, do_status = false, do_open = false, do_reload = false;
-	bool do_release = false, do_udev = false;
+	bool do_release = false, do_udev = false, do_verify = false, verify_source = false;
 	int c;
 
 	log_set_journal(stderr_is_journal());
@@ -357,10 +361,11 @@ int main(int argc, char **argv)
 		free((char *)opts.config_text);
 		return rc;
 	}
-	/* the `status`, `reload`, `release` and `udev-name` verbs, anywhere among the options */
+	/* the `status`, `reload`, `release`, `udev-name` and `verify` verbs, anywhere among the options */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "status") && strcmp(argv[i], "reload") &&
-		    strcmp(argv[i], "release") && strcmp(argv[i], "udev-name"))
+		    strcmp(argv[i], "release") && strcmp(argv[i], "udev-name") &&
+		    strcmp(argv[i], "verify"))
 			continue;
 		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' &&
 		    strchr("cls", argv[i - 1][1]) && !argv[i - 1][2])
@@ -369,6 +374,7 @@ int main(int argc, char **argv)
 		do_reload = !strcmp(argv[i], "reload");
 		do_release = !strcmp(argv[i], "release");
 		do_udev = !strcmp(argv[i], "udev-name");
+		do_verify = !strcmp(argv[i], "verify");
 		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 		argc--;
 		break;
@@ -387,6 +393,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_OPEN:
 			do_open = true;
+			break;
+		case OPT_SOURCE:
+			verify_source = true;
 			break;
 		case 'l':
 			if (log_level_from_string(optarg, &opts.log_level)) {
@@ -416,6 +425,8 @@ int main(int argc, char **argv)
 		check = argv[optind++];
 	if (do_udev && optind + 1 == argc)
 		return devices_udev_name(opts.config_path, argv[optind]);
+	if (do_verify)
+		return verify_main(opts.config_path, verify_source, argv + optind, argc - optind);
 	if (do_release && optind == argc)
 		return devices_release(opts.config_path);
 	if (do_reload && optind + 1 >= argc)

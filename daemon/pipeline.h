@@ -140,6 +140,7 @@ struct pipeline_run {
 	struct plan plan;
 	struct file_set fs;		/* the sources and destinations, open */
 	struct sparse_map sparse;
+	int sums_fd;			/* checksum = crc32c: the manifest (checksum.h); -1 */
 	struct ring ring;
 	struct ring_mem mem;
 	bool buffers_reused;		/* mem came from env->pool */

@@ -48,6 +48,14 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full);
 /* stopped or failed: record what is durable, never more */
 int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
 
+/* sums.c: checksum = crc32c for a pipeline run */
+int sums_setup(struct pipeline_run *pr);
+/* the manifest's header for this run: does the one on disk match it? */
+bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp);
+/* block @index of @len bytes (NULL: a hole, all zeros) is done: its sum */
+int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len);
+void sums_close(struct pipeline_run *pr);
+
 /* sparse.c: map the source's holes (sparse = yes), punch them, skip them */
 int sparse_map_build(struct pipeline_run *pr);
 void sparse_map_free(struct sparse_map *m);

@@ -49,7 +49,9 @@ static int setup_plan(struct pipeline_run *pr)
 	 * stripe's block stays whole units
 	 */
 	if (pp.length < pp.block_size) {
-		uint64_t g = pp.stripe_unit ? pp.stripe_unit : 4096, b;
+		bool units = pp.transform == TRANSFORM_STRIPE ||
+			     (pp.transform == TRANSFORM_GATHER && pp.gather == GATHER_DESTRIPE);
+		uint64_t g = units ? pp.stripe_unit : 4096, b;
 
 		if (g < pp.io_align)
 			g = pp.io_align;
@@ -263,6 +265,7 @@ static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
 		pr->fs.src[i].fd = pr->fs.dst[i].fd = -1;
 	pr->fs.cfg = &pr->cfg;
 	pr->fs.stop = env->stop;
+	pr->sums_fd = -1;
 	pr->fs.private_dirs[0] = env->state_dir;
 	pr->fs.private_dirs[1] = env->runtime_dir;
 	return pipeline_config_dup(pc, &pr->cfg);
@@ -312,6 +315,8 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 		ret = setup_plan(pr);	/* the new file's O_DIRECT alignment */
 	if (!ret)
 		ret = sparse_punch_dests(pr);
+	if (!ret)
+		ret = sums_setup(pr);
 	if (ret) {
 		files_remove_created(&pr->fs);
 		return ret < 0 ? ret : 0;
@@ -392,6 +397,8 @@ int pipeline_check_open(struct pipeline_run *pr, const struct pipeline_config *p
 	ret = setup_plan(pr);
 	if (!ret)
 		ret = sparse_map_build(pr);
+	if (!ret)
+		ret = sums_setup(pr);
 	if (!ret) {
 		pr->fs.hole_bytes = pr->sparse.hole_bytes;
 		ret = files_check_space(&pr->fs, &pr->plan);
@@ -405,6 +412,7 @@ void pipeline_cleanup(struct pipeline_run *pr)
 {
 	teardown_ring(pr);
 	files_close(&pr->fs);
+	sums_close(pr);
 	sparse_map_free(&pr->sparse);
 	pipeline_config_free(&pr->cfg);
 	pthread_mutex_destroy(&pr->ckpt_lock);

@@ -55,8 +55,19 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 			 ": starting at 0", ck.total, pp->length);
 		act = RESUME_FRESH;
 	}
+	/* the block sums go on only where the manifest is this layout's */
+	if (act == RESUME_CONTINUE && pr->cfg.s.checksum != CHECKSUM_NONE &&
+	    !sums_manifest_matches(pr, pp)) {
+		snprintf(why, sizeof(why), "checksum = crc32c: no manifest of these blocks beside "
+			 "the checkpoint: starting at 0");
+		act = RESUME_FRESH;
+	}
 	if (act == RESUME_CONTINUE) {
 		uint64_t at = ck.done - ck.done % pp->io_align;
+
+		/* the sums are per block: resume on a block's start */
+		if (pr->cfg.s.checksum != CHECKSUM_NONE)
+			at -= at % pp->block_size;
 
 		/* a destination cut short behind our back would leave a hole */
 		for (int d = 0; d < pr->fs.nr_dst && act == RESUME_CONTINUE; d++) {
@@ -388,9 +399,17 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 		return;
 	if (!force && !ckpt_due(pr, w, last))
 		return;
-	/* every destination's flush, or none: a checkpoint covers them all */
-	if (io_uring_sq_space_left(&pr->ring.uring) < (unsigned int)pr->fs.nr_dst)
+	/* every destination's flush (and the sums'), or none: a checkpoint covers them all */
+	if (io_uring_sq_space_left(&pr->ring.uring) <
+	    (unsigned int)pr->fs.nr_dst + (pr->sums_fd >= 0))
 		return;
+	if (pr->sums_fd >= 0) {
+		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
+
+		io_uring_prep_fsync(sqe, pr->sums_fd, IORING_FSYNC_DATASYNC);
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, pr->fs.nr_dst));
+		pr->ckpt_fsyncs++;
+	}
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
 		uint64_t from = dest_bytes_at(p, d, last);
@@ -435,9 +454,10 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 
 	if (res < 0) {
 		pr->sync_failed = true;
-		pipeline_fail(pr, res, "fdatasync of destination %s failed: %s; the checkpoint "
-			      "stays at %" PRIu64, d < pr->fs.nr_dst ? pr->fs.dst[d].path : "?",
-			      strerror(-res), pr->durable);
+		pipeline_fail(pr, res, "fdatasync of %s %s failed: %s; the checkpoint "
+			      "stays at %" PRIu64, d < pr->fs.nr_dst ? "destination" :
+			      "the checksum manifest of", d < pr->fs.nr_dst ? pr->fs.dst[d].path :
+			      pr->cfg.name, strerror(-res), pr->durable);
 	}
 	if (--pr->ckpt_fsyncs)
 		return;
@@ -515,6 +535,12 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full)
 {
 	int ret = 0;
 
+	if (pr->sums_fd >= 0 && fdatasync(pr->sums_fd) < 0) {
+		ret = -errno;
+		pr->sync_failed = true;
+		pipeline_fail(pr, ret, "fdatasync of the checksum manifest failed: %s",
+			      strerror(-ret));
+	}
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		if ((full ? fsync(pr->fs.dst[d].fd) : fdatasync(pr->fs.dst[d].fd)) < 0 && !ret) {
 			ret = -errno;
@@ -532,8 +558,6 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full)
  * failed, a later one proves nothing: the kernel reports a writeback error
  * to each open file once, and the pages it lost are clean by then. So after
  * a failed fsync the checkpoint stays where the last good one put it.
- */
-/*
  * Every write has completed: flush, and record the destinations as they are
  * left (size, mtime, ctime), so that the next run sees a change made while
  * the pipeline was not running. 0, or -errno when the record was not written.

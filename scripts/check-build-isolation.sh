@@ -19,8 +19,8 @@ check "make -C daemon BPF=0 compiles the daemon" grep -q 'main\.c' <<< "$cmds"
 
 # make try: the compiler, pkg-config and the libraries the host build links
 try=$(sed -n 's/^try_pkgs=(\(.*\))$/\1/p' "$REPO/scripts/deps.sh")
-check "make try installs six packages, not the kernel and guest toolchain" \
-	eval '[ "$(wc -w <<< "$try")" -eq 6 ] && ! grep -qE "linux-source|qemu|mkosi|clang|lintian" <<< "$try"'
+check "make try installs seven packages, not the kernel and guest toolchain" \
+	eval '[ "$(wc -w <<< "$try")" -eq 7 ] && ! grep -qE "linux-source|qemu|mkosi|clang|lintian" <<< "$try"'
 check "make try runs deps.sh try, not the whole make deps" \
 	eval 'make -s -n -C "$REPO" try 2>/dev/null | grep -q "deps.sh try"'
 plan

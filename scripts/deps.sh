@@ -4,8 +4,8 @@
 set -euo pipefail
 
 # `deps.sh try`: only what make try builds and runs (the daemon without BPF
-# and its host tests: a compiler, pkg-config and four libraries)
-try_pkgs=(build-essential pkg-config liburing-dev libinih-dev libsystemd-dev libcmocka-dev)
+# and its host tests: a compiler, pkg-config and five libraries)
+try_pkgs=(build-essential pkg-config liburing-dev libinih-dev libsystemd-dev libisal-dev libcmocka-dev)
 
 pkgs=(
 	# kernel base and build tools
@@ -14,7 +14,7 @@ pkgs=(
 	# BPF toolchain (libbpf/bpftool from the 6.12 tree are built by `make kernel`)
 	clang llvm libbpf-dev bpftool libcap-dev libzstd-dev zlib1g-dev
 	# userspace libraries
-	pkg-config liburing-dev libinih-dev libsystemd-dev libcmocka-dev
+	pkg-config liburing-dev libinih-dev libsystemd-dev libisal-dev libcmocka-dev
 	# guest tools
 	qemu-system-x86 mkosi systemd-container debootstrap e2fsprogs
 	debian-archive-keyring busybox-static

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * checksum = crc32c in a pipeline run: the manifest opened (continued on a
+ * resume when its header matches, else the copy starts at 0), each block's
+ * CRC32C written as the block completes, from the read area that its
+ * writes went out of (so the sum is of the bytes written), and flushed with
+ * the destinations by every checkpoint (resume.c). For copy, mirror and
+ * stripe, whose read area holds the block's logical bytes, on the engines
+ * whose chains complete in the daemon (uring, bpf).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "log.h"
+#include "pipeline_int.h"
+
+static void head_of(const struct pipeline_run *pr, const struct plan_params *pp,
+		    struct checksum_head *h)
+{
+	*h = (struct checksum_head){
+		.block_size = pp->block_size,
+		.length = pp->length,
+		.fingerprint = pipeline_config_fingerprint(&pr->cfg),
+		.source = pr->fs.src[0].ident,
+	};
+}
+
+bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp)
+{
+	struct checksum_head want, have;
+	char path[4200];
+	int fd, ret;
+
+	if (checksum_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path)))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ret = checksum_read_head(fd, &have);
+	close(fd);
+	head_of(pr, pp, &want);
+	return !ret && have.block_size == want.block_size && have.length == want.length &&
+	       have.fingerprint == want.fingerprint && have.source.ino == want.source.ino &&
+	       have.source.dev == want.source.dev && have.source.size == want.source.size &&
+	       have.source.mtime_ns == want.source.mtime_ns;
+}
+
+int sums_setup(struct pipeline_run *pr)
+{
+	const struct pipeline_config *pc = &pr->cfg;
+	struct checksum_head h;
+	char path[4200];
+	bool kept;
+	int fd;
+
+	pr->sums_fd = -1;
+	if (pc->s.checksum == CHECKSUM_NONE)
+		return 0;
+	if (pc->transform != TRANSFORM_COPY && pc->transform != TRANSFORM_MIRROR &&
+	    pc->transform != TRANSFORM_STRIPE)
+		return pipeline_fail(pr, -EINVAL, "checksum = crc32c: for copy, mirror and stripe "
+				     "(a gather's blocks are not yet summed)");
+	if (engine_drives_itself(pr))
+		return pipeline_fail(pr, -EINVAL, "checksum = crc32c: the loop engine's blocks "
+				     "complete inside its program, where nothing sums them yet; "
+				     "use engine = bpf or uring");
+	if (pr->fs.check_only)
+		return 0;
+	if (checksum_path(pr->env->state_dir, pc->name, path, sizeof(path)))
+		return pipeline_fail(pr, -ENAMETOOLONG, "checksum manifest path too long");
+	head_of(pr, &pr->plan.p, &h);
+	fd = checksum_open(path, &h, &kept);
+	if (fd < 0)
+		return pipeline_fail(pr, fd, "cannot open the checksum manifest %s: %s", path,
+				     strerror(-fd));
+	/* a resume continues only the manifest of the same blocks (resume.c) */
+	if (!kept && pr->plan.p.start) {
+		close(fd);
+		return pipeline_fail(pr, -ESTALE, "checksum manifest %s does not match the "
+				     "checkpoint", path);
+	}
+	pr->sums_fd = fd;
+	return 0;
+}
+
+int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len)
+{
+	static const char zeros[65536];
+	uint32_t crc = 0;
+	int ret;
+
+	if (pr->sums_fd < 0)
+		return 0;
+	if (buf) {
+		crc = checksum_crc32c(0, buf, len);
+	} else {
+		for (uint32_t n; len; len -= n) {
+			n = len < sizeof(zeros) ? len : sizeof(zeros);
+			crc = checksum_crc32c(crc, zeros, n);
+		}
+	}
+	ret = checksum_put(pr->sums_fd, logical_off / pr->plan.p.block_size, crc);
+	if (ret)
+		return pipeline_fail(pr, ret, "cannot write the checksum of the block at %" PRIu64
+				     ": %s", logical_off, strerror(-ret));
+	return 0;
+}
+
+void sums_close(struct pipeline_run *pr)
+{
+	if (pr->sums_fd >= 0)
+		close(pr->sums_fd);
+	pr->sums_fd = -1;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iou-offloadd verify [-c FILE] [--source] [NAME...]: read back what the
+ * checksum manifest (checksum.h) vouches for, on every destination (each
+ * mirror leg apart; a stripe's members put back into the logical stream),
+ * and compare each block's CRC32C with it. The pages are dropped from the
+ * cache first (POSIX_FADV_DONTNEED), so the bytes come from the device.
+ * Mismatches are printed as path, offset, length, expected and found.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "checksum.h"
+#include "config.h"
+#include "plan.h"
+#include "verify.h"
+
+struct target {
+	const char *what;		/* "destination", "mirror leg", "stripe", "source" */
+	char *const *paths;
+	int nr;
+	uint64_t off;			/* where the logical stream starts in each */
+	uint32_t unit;			/* stripe: members in units of this; 0: one copy */
+};
+
+/* the logical bytes [lo, lo + len) of @t into @buf: 0 or -errno */
+static int read_logical(const struct target *t, const int *fds, uint64_t lo, uint32_t len,
+			char *buf)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		uint64_t o = lo + done, n = len - done, at;
+		int f = 0;
+		ssize_t r;
+
+		if (t->unit) {
+			uint64_t u = o / t->unit;
+
+			f = u % t->nr;
+			at = (u / t->nr) * t->unit + o % t->unit;
+			if (n > t->unit - o % t->unit)
+				n = t->unit - o % t->unit;
+		} else {
+			at = o;
+		}
+		r = pread(fds[f], buf + done, n, t->off + at);
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ENODATA;
+		done += r;
+	}
+	return 0;
+}
+
+/* one target against the manifest: mismatches found, or -errno */
+static long verify_target(const char *name, const struct target *t, int sums, uint64_t blocks,
+			  const struct checksum_head *h)
+{
+	int fds[CONFIG_MAX_FILES];
+	char *buf = malloc(h->block_size);
+	long bad = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (int i = 0; i < t->nr; i++) {
+		fds[i] = open(t->paths[i], O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			ret = -errno;
+			fprintf(stderr, "%s: %s %s: cannot open: %s\n", name, t->what, t->paths[i],
+				strerror(-ret));
+			while (i--)
+				close(fds[i]);
+			free(buf);
+			return ret;
+		}
+		/* from the device, not what the page cache kept of the writes */
+		posix_fadvise(fds[i], 0, 0, POSIX_FADV_DONTNEED);
+	}
+	for (uint64_t b = 0; b < blocks && !ret; b++) {
+		uint64_t lo = b * h->block_size;
+		uint32_t len = h->length - lo < h->block_size ? h->length - lo : h->block_size;
+		uint32_t want, got;
+
+		ret = checksum_get(sums, b, &want);
+		if (ret) {
+			fprintf(stderr, "%s: the manifest holds no sum for block %" PRIu64 "\n",
+				name, b);
+			break;
+		}
+		ret = read_logical(t, fds, lo, len, buf);
+		if (ret) {
+			fprintf(stderr, "%s: %s %s: cannot read bytes %" PRIu64 "-%" PRIu64 ": %s\n",
+				name, t->what, t->nr == 1 ? t->paths[0] : "(its members)", lo,
+				lo + len, ret == -ENODATA ? "it ends before them" : strerror(-ret));
+			break;
+		}
+		got = checksum_crc32c(0, buf, len);
+		if (got == want)
+			continue;
+		bad++;
+		if (t->nr == 1)
+			printf("%s: mismatch: %s offset %" PRIu64 " length %" PRIu32 ": expected "
+			       "crc32c %08x, found %08x\n", name, t->paths[0], t->off + lo, len,
+			       want, got);
+		else
+			printf("%s: mismatch: %s over %d members (%s ...) at logical offset %" PRIu64
+			       " length %" PRIu32 ": expected crc32c %08x, found %08x\n", name,
+			       t->what, t->nr, t->paths[0], lo, len, want, got);
+	}
+	for (int i = 0; i < t->nr; i++)
+		close(fds[i]);
+	free(buf);
+	return ret ? ret : bad;
+}
+
+/* 0 verified, 1 mismatch or unreadable, 4 nothing to verify */
+static int verify_pipeline(const struct daemon_config *cfg, const struct pipeline_config *pc,
+			   bool source)
+{
+	struct checksum_head h;
+	struct checkpoint ck;
+	struct target t[CONFIG_MAX_FILES + 1];
+	char path[4200];
+	uint64_t blocks, vouched;
+	long bad = 0;
+	int nt = 0, fd, rc = 0;
+
+	if (pc->s.checksum == CHECKSUM_NONE) {
+		fprintf(stderr, "%s: checksum = none: nothing to verify against\n", pc->name);
+		return 4;
+	}
+	checksum_path(cfg->state_dir, pc->name, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || checksum_read_head(fd, &h)) {
+		fprintf(stderr, "%s: no checksum manifest in %s (has it run with checksum = "
+			"crc32c?)\n", pc->name, cfg->state_dir);
+		if (fd >= 0)
+			close(fd);
+		return 4;
+	}
+	if (h.fingerprint != pipeline_config_fingerprint(pc)) {
+		fprintf(stderr, "%s: the manifest is of another layout than the configuration's: "
+			"run the pipeline again first\n", pc->name);
+		close(fd);
+		return 1;
+	}
+	/* what a checkpoint vouches for: whole blocks below its done */
+	vouched = 0;
+	if (checkpoint_load(cfg->state_dir, pc->name, &ck) == 0)
+		vouched = ck.state == CKPT_FINISHED ? h.length : ck.done;
+	blocks = vouched >= h.length ? (h.length + h.block_size - 1) / h.block_size :
+		 vouched / h.block_size;
+
+	if (pc->transform == TRANSFORM_STRIPE) {
+		t[nt++] = (struct target){ "stripe", pc->dests, pc->nr_dests, pc->dest_offset,
+					   pc->s.stripe_unit };
+	} else {
+		for (int d = 0; d < pc->nr_dests; d++)
+			t[nt++] = (struct target){ pc->transform == TRANSFORM_MIRROR ?
+						   "mirror leg" : "destination", &pc->dests[d], 1,
+						   pc->dest_offset, 0 };
+	}
+	if (source)
+		t[nt++] = (struct target){ "source", pc->sources, 1, pc->offset, 0 };
+	for (int i = 0; i < nt; i++) {
+		long r = verify_target(pc->name, &t[i], fd, blocks, &h);
+
+		if (r < 0)
+			rc = 1;
+		else
+			bad += r;
+	}
+	close(fd);
+	printf("%s: %" PRIu64 " block(s) of %" PRIu32 " bytes on %d %s%s: %s%ld mismatch(es)%s\n",
+	       pc->name, blocks, h.block_size, nt, nt == 1 ? "file set" : "file sets",
+	       source ? " (the source too)" : "", bad ? "" : "", bad,
+	       vouched < h.length ? " (up to the checkpoint: the copy is not finished)" : "");
+	return rc || bad ? 1 : 0;
+}
+
+int verify_main(const char *config_path, bool source, char *const *names, int nr_names)
+{
+	struct config_errors errs = { 0 };
+	struct daemon_config cfg;
+	int rc = 0, seen = 0, ret;
+
+	ret = config_load(config_path, &cfg, &errs);
+	for (int i = 0; i < errs.nr; i++)
+		fprintf(stderr, "%s\n", errs.msgs[i]);
+	config_errors_free(&errs);
+	if (ret) {
+		config_free(&cfg);
+		return 78;
+	}
+	for (int i = 0; i < cfg.nr_pipelines; i++) {
+		const struct pipeline_config *pc = &cfg.pipelines[i];
+		bool named = !nr_names;
+		int r;
+
+		for (int n = 0; n < nr_names; n++)
+			named |= !strcmp(names[n], pc->name);
+		if (!named)
+			continue;
+		seen++;
+		r = verify_pipeline(&cfg, pc, source);
+		/* a mismatch outranks nothing-to-verify */
+		if (r == 1 || (r == 4 && rc == 0))
+			rc = r;
+	}
+	if (nr_names && seen < nr_names) {
+		fprintf(stderr, "iou-offloadd verify: a named pipeline is not in %s\n", config_path);
+		rc = 2;
+	}
+	config_free(&cfg);
+	return rc;
+}

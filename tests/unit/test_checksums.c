@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * checksum = crc32c and `iou-offloadd verify`: every block's CRC32C in a
+ * manifest beside the checkpoint, read back from each destination.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "daemon_fx.h"
+
+#ifndef IOU_BIN
+#error "IOU_BIN: path of the iou-offloadd binary under test"
+#endif
+
+static char *const *once(struct fx *f)
+{
+	static char *argv[5];
+
+	argv[0] = IOU_BIN;
+	argv[1] = "-c";
+	argv[2] = f->conf;
+	argv[3] = "--once";
+	return argv;
+}
+
+static int verify(struct fx *f, const char *extra)
+{
+	char *argv[] = { IOU_BIN, "verify", "-c", f->conf, (char *)extra, NULL };
+
+	return run_bin(f, argv);
+}
+
+/* flip one byte of @name at @off */
+static void flip(struct fx *f, const char *name, off_t off)
+{
+	char *path = tu_path(f->dir, name), c;
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, off), 1);
+	c ^= 0x5a;
+	assert_int_equal(pwrite(fd, &c, 1, off), 1);
+	close(fd);
+	free(path);
+}
+
+static void crc32c_gives_the_standard_check_value(void **state)
+{
+	(void)state;
+	/* the check value of CRC-32C (Castagnoli) over "123456789" */
+	assert_int_equal(checksum_crc32c(0, "123456789", 9), 0xe3069283);
+	/* in pieces, the same */
+	assert_int_equal(checksum_crc32c(checksum_crc32c(0, "1234", 4), "56789", 5), 0xe3069283);
+}
+
+static void a_mirror_verifies_and_a_changed_byte_on_one_leg_is_found(void **state)
+{
+	struct fx *f = *state;
+	char want[4300];
+
+	make_src(f, "src", 5000011, 201);
+	write_conf(f, "checksum = crc32c\nblock_size = 64K\n",
+		   "[pipeline m]\ntransform = mirror\nsource = @D/src\ndestination = @D/a\n"
+		   "destination = @D/b\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(verify(f, "--source"), 0);
+	assert_true(file_has(f->out, "m: 77 block(s) of 65536 bytes on 3 file sets"));
+	flip(f, "b", 3 * 65536 + 17);
+	assert_int_equal(verify(f, NULL), 1);
+	snprintf(want, sizeof(want), "m: mismatch: %s/b offset 196608 length 65536", f->dir);
+	assert_true(file_has(f->out, want));
+	assert_true(file_has(f->out, "1 mismatch(es)"));
+	/* the other leg is fine: one mismatch in all */
+	assert_null(strstr(slurp(f->out), "/a offset"));
+}
+
+static void a_stripe_verifies_through_its_members(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 3 << 20, 202);
+	write_conf(f, "checksum = crc32c\nblock_size = 256K\n",
+		   "[pipeline s]\ntransform = stripe\nstripe_unit = 16K\nsource = @D/src\n"
+		   "destination = @D/s0\ndestination = @D/s1\ndestination = @D/s2\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(verify(f, NULL), 0);
+	flip(f, "s2", 100000);
+	assert_int_equal(verify(f, NULL), 1);
+	assert_true(file_has(f->out, "mismatch: stripe over 3 members"));
+}
+
+static void a_resumed_copy_continues_its_manifest(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	struct stat st;
+	char *out = tu_path(f->dir, "out");
+	pid_t pid;
+	int rc;
+
+	make_src(f, "src", 256 << 20, 203);
+	write_conf(f, "checksum = crc32c\nblock_size = 4K\nqueue_depth = 1\n"
+		   "checkpoint_interval = 256K\n", BIG_COPY);
+	pid = spawn(f, argv);
+	for (int i = 0; i < 6000 && (stat(out, &st) || st.st_size < (8 << 20)); i++)
+		usleep(1000);
+	kill(pid, SIGSTOP);
+	kill(pid, SIGTERM);
+	kill(pid, SIGCONT);
+	rc = wait_exit(pid, 60);
+	assert_int_equal(rc, 3);
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_true(file_has(f->err, "resuming at byte"));
+	assert_int_equal(verify(f, "--source"), 0);
+	same_files(f, "src", "out");
+	free(out);
+}
+
+static void verify_without_a_manifest_exits_4(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 4096, 204);
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(verify(f, NULL), 4);
+	assert_true(file_has(f->err, "checksum = none"));
+}
+
+static void checksums_on_the_loop_engine_are_refused_at_their_line(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\nengine = loop\nchecksum = crc32c\n");
+	assert_int_equal(run_bin(f, argv), 78);
+	assert_true(file_has(f->err, ":10: [pipeline p]: checksum = crc32c needs engine"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(crc32c_gives_the_standard_check_value),
+		cmocka_unit_test_setup_teardown(
+			a_mirror_verifies_and_a_changed_byte_on_one_leg_is_found,
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_stripe_verifies_through_its_members,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_resumed_copy_continues_its_manifest,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(verify_without_a_manifest_exits_4,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(checksums_on_the_loop_engine_are_refused_at_their_line,
+						fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
