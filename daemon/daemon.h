@@ -30,6 +30,7 @@ struct daemon_options {
 	const char *config_path;
 	const char *config_text;	/* a one-shot verb's pipeline (config_path names it) */
 	char dir_suffix[64];		/* its own state: under state_dir/oneshot, runtime_dir/oneshot */
+	bool verify_source;		/* verify COPY...: the one-shot's --source */
 	bool once;			/* exit when every pipeline has ended */
 	bool log_level_set;
 	enum log_level log_level;

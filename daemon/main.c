@@ -54,6 +54,7 @@ static void usage(FILE *out)
 "  iou-offloadd stripe --unit SIZE [OPT] SRC DST...\n"
 "  iou-offloadd gather [--destripe --unit SIZE] [OPT] SRC... DST\n"
 "      OPT: --engine=E --block-size=SIZE --queue-depth=N --direct --state-dir=DIR\n"
+"           --checksum (then: iou-offloadd verify copy [OPT] SRC DST)\n"
 "      (checkpoints in STATE_DIR/oneshot/VERB-HASH; destinations created and cut\n"
 "      to size)\n"
 "\n"
@@ -349,6 +350,16 @@ int main(int argc, char **argv)
 	int c;
 
 	log_set_journal(stderr_is_journal());
+	/* verify copy [OPT] SRC DST: the one-shot command's own pipeline and state */
+	if (argc > 2 && !strcmp(argv[1], "verify") && oneshot_verb(argv[2])) {
+		int rc = oneshot_parse(argc - 2, argv + 2, &opts);
+
+		if (rc >= 0)
+			return rc;
+		rc = verify_main(&opts, opts.verify_source, NULL, 0);
+		free((char *)opts.config_text);
+		return rc;
+	}
 	/* copy, mirror, stripe, gather: one pipeline from the command line */
 	if (argc > 1 && oneshot_verb(argv[1])) {
 		int rc = oneshot_parse(argc - 1, argv + 1, &opts);
@@ -426,7 +437,7 @@ int main(int argc, char **argv)
 	if (do_udev && optind + 1 == argc)
 		return devices_udev_name(opts.config_path, argv[optind]);
 	if (do_verify)
-		return verify_main(opts.config_path, verify_source, argv + optind, argc - optind);
+		return verify_main(&opts, verify_source, argv + optind, argc - optind);
 	if (do_release && optind == argc)
 		return devices_release(opts.config_path);
 	if (do_reload && optind + 1 >= argc)

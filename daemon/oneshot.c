@@ -105,7 +105,8 @@ static void usage_line(const char *verb)
 
 int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 {
-	enum { OPT_ENGINE = 256, OPT_BS, OPT_QD, OPT_DIRECT, OPT_UNIT, OPT_DESTRIPE, OPT_STATE };
+	enum { OPT_ENGINE = 256, OPT_BS, OPT_QD, OPT_DIRECT, OPT_UNIT, OPT_DESTRIPE, OPT_STATE,
+	       OPT_CHECKSUM, OPT_SOURCE };
 	static const struct option longopts[] = {
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "block-size", required_argument, NULL, OPT_BS },
@@ -114,13 +115,15 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		{ "unit", required_argument, NULL, OPT_UNIT },
 		{ "destripe", no_argument, NULL, OPT_DESTRIPE },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "checksum", no_argument, NULL, OPT_CHECKSUM },
+		{ "source", no_argument, NULL, OPT_SOURCE },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *verb = argv[0], *engine = NULL, *bs = NULL, *qd = NULL, *unit = NULL;
 	const char *state = NULL;
-	bool direct = false, destripe = false;
+	bool direct = false, destripe = false, checksum = false;
 	struct text t = { 0 };
 	uint64_t h = 0xcbf29ce484222325ULL;
 	int c, nfiles, ndst;
@@ -135,6 +138,8 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		case OPT_UNIT: unit = optarg; break;
 		case OPT_DESTRIPE: destripe = true; break;
 		case OPT_STATE: state = optarg; break;
+		case OPT_CHECKSUM: checksum = true; break;
+		case OPT_SOURCE: opts->verify_source = true; break;
 		case 'l':
 			if (log_level_from_string(optarg, &opts->log_level)) {
 				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, "
@@ -189,6 +194,8 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		add(&t, "queue_depth = %s\n", qd);
 	if (direct)
 		add(&t, "direct = yes\n");
+	if (checksum)
+		add(&t, "checksum = crc32c\n");
 	/* the destinations of a one-shot are made, and cut to what was copied */
 	add(&t, "create = yes\ntruncate = yes\n");
 	for (int i = optind; i < argc; i++) {

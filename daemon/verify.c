@@ -18,6 +18,7 @@
 #include "checkpoint.h"
 #include "checksum.h"
 #include "config.h"
+#include "daemon.h"
 #include "plan.h"
 #include "verify.h"
 
@@ -187,13 +188,16 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	return rc || bad ? 1 : 0;
 }
 
-int verify_main(const char *config_path, bool source, char *const *names, int nr_names)
+int verify_main(const struct daemon_options *opts, bool source, char *const *names,
+		int nr_names)
 {
+	const char *config_path = opts->config_path;
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
 	int rc = 0, seen = 0, ret;
 
-	ret = config_load(config_path, &cfg, &errs);
+	/* a file, or a one-shot command's text (verify copy SRC DST) */
+	ret = daemon_config_load(opts, &cfg, &errs);
 	for (int i = 0; i < errs.nr; i++)
 		fprintf(stderr, "%s\n", errs.msgs[i]);
 	config_errors_free(&errs);

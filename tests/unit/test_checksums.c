@@ -145,6 +145,28 @@ static void checksums_on_the_loop_engine_are_refused_at_their_line(void **state)
 	assert_true(file_has(f->err, ":10: [pipeline p]: checksum = crc32c needs engine"));
 }
 
+/* the one-shot form: copy --checksum, then verify copy with the same words */
+static void a_one_shot_copy_with_checksums_verifies_by_the_same_command(void **state)
+{
+	struct fx *f = *state;
+	char sd[4200], src[4200], dst[4200];
+
+	snprintf(sd, sizeof(sd), "%s/os", f->dir);
+	snprintf(src, sizeof(src), "%s/src", f->dir);
+	snprintf(dst, sizeof(dst), "%s/dst", f->dir);
+	make_src(f, "src", 3 << 20, 205);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "copy", "--checksum", "--state-dir",
+						 sd, src, dst, NULL })), 0);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--checksum",
+						 "--state-dir", sd, "--source", src, dst,
+						 NULL })), 0);
+	assert_true(file_has(f->out, "copy: 3 block(s)"));
+	flip(f, "dst", 5);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--checksum",
+						 "--state-dir", sd, src, dst, NULL })), 1);
+	assert_true(file_has(f->out, "offset 0 length 1048576"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +182,9 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(checksums_on_the_loop_engine_are_refused_at_their_line,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_one_shot_copy_with_checksums_verifies_by_the_same_command,
+			fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
