@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "clock.h"
 #include "checksum.h"
 #include "config.h"
 #include "daemon.h"
@@ -67,6 +68,8 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 {
 	int fds[CONFIG_MAX_FILES];
 	char *buf = malloc(h->block_size);
+	bool tty = isatty(STDERR_FILENO);
+	uint64_t shown = 0;
 	long bad = 0;
 	int ret = 0;
 
@@ -88,6 +91,13 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 	}
 	for (uint64_t b = 0; b < blocks && !ret; b++) {
 		uint64_t lo = b * h->block_size;
+
+		/* on a terminal, one line redrawn as it goes (like dd status=progress) */
+		if (tty && !(b % 256) && clock_mono_ns() - shown > 500000000ULL) {
+			shown = clock_mono_ns();
+			fprintf(stderr, "\r\033[K%s: %s: block %" PRIu64 " of %" PRIu64, name, t->what,
+				b, blocks);
+		}
 		uint32_t len = h->length - lo < h->block_size ? h->length - lo : h->block_size;
 		uint32_t want, got;
 
@@ -117,6 +127,8 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 			       " length %" PRIu32 ": expected crc32c %08x, found %08x\n", name,
 			       t->what, t->nr, t->paths[0], lo, len, want, got);
 	}
+	if (tty && shown)
+		fprintf(stderr, "\r\033[K");
 	for (int i = 0; i < t->nr; i++)
 		close(fds[i]);
 	free(buf);
