@@ -11,4 +11,8 @@ extern ssize_t uring_bpf_memcpy(const struct uring_bpf_data *data,
 				struct io_bpf_buf_desc *dst,
 				struct io_bpf_buf_desc *src) __ksym;
 
+/* this series' own (0019), weak: a kernel without it still loads the programs */
+extern __s64 uring_bpf_crc32c(const struct uring_bpf_data *data,
+			      struct io_bpf_buf_desc *desc, __u32 crc) __ksym __weak;
+
 #endif /* IOU_KFUNCS_H */

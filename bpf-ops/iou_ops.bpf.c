@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define EIO	5
 #define EFAULT	14
 #define EINVAL	22
+#define EOPNOTSUPP 95
 
 #include "iou_kfuncs.h"
 
@@ -41,6 +42,9 @@ const volatile __u32 st_off_prep = __builtin_offsetof(struct bpf_struct_ops_urin
 						       data.prep_fn);
 const volatile __u32 st_off_issue = __builtin_offsetof(struct bpf_struct_ops_uring_bpf_ops,
 							data.issue_fn);
+
+/* IOU_OP_ID_SUM's results: the CRC32C of a block, at the entry its SQE names */
+__u32 sums[IOU_SUMS_MAX];
 
 /* what the programs did, by op id, over every ring: the daemon's counters */
 __u64 nr_completed[IOU_OP_ID_MAX + 1];
@@ -75,6 +79,28 @@ int BPF_PROG(iou_issue, struct uring_bpf_data *data)
 	__u32 nr = pdu->nr_pairs, id = pdu->op_id;
 	int i, res;
 
+	if (id == IOU_OP_ID_SUM) {
+		__s64 crc;
+
+		/* the bytes are pair[1], the source side, as for a copy */
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)descs)) {
+			res = -EFAULT;
+			goto out;
+		}
+		if (!bpf_ksym_exists(uring_bpf_crc32c)) {
+			res = -EOPNOTSUPP;
+			goto out;
+		}
+		crc = uring_bpf_crc32c(data, &pair[1], ~0U);
+		if (crc < 0) {
+			res = crc;
+			goto out;
+		}
+		sums[expect & (IOU_SUMS_MAX - 1)] = ~(__u32)crc;
+		total = pair[1].len;
+		res = (int)total;
+		goto out;
+	}
 	bpf_for(i, 0, IOU_OPS_MAX_PAIRS) {
 		ssize_t n;
 

@@ -13,6 +13,12 @@
  * order of uring_bpf_memcpy(). issue_fn copies each pair and completes with
  * the total, or -EIO when the total is not sqe->off, or the first -errno;
  * a negative result breaks the SQE link, so the writes after it never run.
+ *
+ * IOU_OP_ID_SUM (checksum = crc32c) copies nothing: its one pair's source,
+ * descs[1], is a block's bytes in the read area, and sqe->off names the
+ * entry of the program's sums[] (.bss, which the daemon maps) that receives
+ * their CRC32C (RFC 3720), computed by uring_bpf_crc32c(). It completes
+ * with the bytes summed, or -EOPNOTSUPP on a kernel without that kfunc.
  */
 #ifndef IOU_OPS_H
 #define IOU_OPS_H
@@ -23,8 +29,12 @@ enum iou_op_id {
 	IOU_OP_ID_MIRROR = 2,
 	IOU_OP_ID_STRIPE = 3,
 	IOU_OP_ID_GATHER = 4,
-	IOU_OP_ID_MAX = IOU_OP_ID_GATHER,
+	IOU_OP_ID_SUM = 5,
+	IOU_OP_ID_MAX = IOU_OP_ID_SUM,
 };
+
+/* entries of sums[]: one per chain in flight, over every ring of the daemon */
+#define IOU_SUMS_MAX		16384
 
 #define IOU_OPS_MAX_PAIRS	32	/* per SQE: bounds the BPF loop */
 #define IOU_OPS_MAX_VECS	1024	/* iovecs per REG_VEC descriptor (UIO_MAXIOV) */

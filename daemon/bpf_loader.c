@@ -39,7 +39,7 @@
 #include "iou_ops.skel.h"
 #include "iou_loop.skel.h"
 
-#define NR_OPS 4
+#define NR_OPS 5
 #define VLOG_SIZE	(256 << 10)
 
 /* the daemon's programs: loaded once, never unloaded */
@@ -52,6 +52,8 @@ static struct {
 	/* a preload that failed, for the next attach to report */
 	int ops_ret, loop_ret;
 	char ops_err[256], loop_err[256];
+	/* entries of the program's sums[] in use, one bit each (bpf_sums_alloc()) */
+	uint64_t sums_used[IOU_SUMS_MAX / 64];
 } progs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 struct bpf_ops_handle {
@@ -94,9 +96,9 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return 0;
 }
 
-static const char *const op_names[NR_OPS] = { "copy", "mirror", "stripe", "gather" };
+static const char *const op_names[NR_OPS] = { "copy", "mirror", "stripe", "gather", "sum" };
 static const int op_ids[NR_OPS] = {
-	IOU_OP_ID_COPY, IOU_OP_ID_MIRROR, IOU_OP_ID_STRIPE, IOU_OP_ID_GATHER,
+	IOU_OP_ID_COPY, IOU_OP_ID_MIRROR, IOU_OP_ID_STRIPE, IOU_OP_ID_GATHER, IOU_OP_ID_SUM,
 };
 
 /* under progs.lock: the uring_bpf_ops programs, loaded at the first call */
@@ -194,9 +196,9 @@ int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t e
 		h->base[1][id] = __atomic_load_n(&progs.ops->bss->nr_failed[id], __ATOMIC_RELAXED);
 		h->base[2][id] = __atomic_load_n(&progs.ops->bss->bytes_copied[id], __ATOMIC_RELAXED);
 	}
-	log_info("uring_bpf_ops attached to ring fd %d in %.3f s: %s, %s, %s, %s (one program "
-		 "pair)", ring_fd, (clock_mono_ns() - t0) / 1e9, op_names[0], op_names[1], op_names[2],
-		 op_names[3]);
+	log_info("uring_bpf_ops attached to ring fd %d in %.3f s: %s, %s, %s, %s, %s (one "
+		 "program pair)", ring_fd, (clock_mono_ns() - t0) / 1e9, op_names[0], op_names[1],
+		 op_names[2], op_names[3], op_names[4]);
 	*out = h;
 	return 0;
 
@@ -414,4 +416,46 @@ void bpf_loader_preload(bool ops, bool loop)
 		return;
 	}
 	pthread_detach(t);
+}
+
+bool bpf_loader_has_crc32c(void)
+{
+	static const char *const name[] = { "uring_bpf_crc32c" };
+	bool found = false;
+
+	return bpf_loader_kernel_structs(name, 1, &found) > 0 && found;
+}
+
+int bpf_sums_alloc(unsigned int n)
+{
+	int base = -ENOSPC;
+
+	pthread_mutex_lock(&progs.lock);
+	/* first fit over the bitmap: a run of @n free entries */
+	for (unsigned int i = 0, run = 0; i < IOU_SUMS_MAX && base < 0; i++) {
+		run = progs.sums_used[i / 64] & (1ULL << (i % 64)) ? 0 : run + 1;
+		if (run == n) {
+			base = i + 1 - n;
+			for (unsigned int k = base; k <= i; k++)
+				progs.sums_used[k / 64] |= 1ULL << (k % 64);
+		}
+	}
+	pthread_mutex_unlock(&progs.lock);
+	return base;
+}
+
+void bpf_sums_free(int base, unsigned int n)
+{
+	if (base < 0)
+		return;
+	pthread_mutex_lock(&progs.lock);
+	for (unsigned int k = base; k < base + n && k < IOU_SUMS_MAX; k++)
+		progs.sums_used[k / 64] &= ~(1ULL << (k % 64));
+	pthread_mutex_unlock(&progs.lock);
+}
+
+uint32_t bpf_sums_get(unsigned int idx)
+{
+	/* written by the program before the request completed, read after its CQE */
+	return __atomic_load_n(&progs.ops->bss->sums[idx % IOU_SUMS_MAX], __ATOMIC_ACQUIRE);
 }

@@ -73,3 +73,26 @@ void bpf_loader_preload(bool ops, bool loop)
 	(void)ops;
 	(void)loop;
 }
+
+bool bpf_loader_has_crc32c(void)
+{
+	return false;
+}
+
+int bpf_sums_alloc(unsigned int n)
+{
+	(void)n;
+	return -EOPNOTSUPP;
+}
+
+void bpf_sums_free(int base, unsigned int n)
+{
+	(void)base;
+	(void)n;
+}
+
+uint32_t bpf_sums_get(unsigned int idx)
+{
+	(void)idx;
+	return 0;
+}

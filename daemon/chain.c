@@ -39,6 +39,12 @@ int chain_build(struct pipeline_run *pr, struct chain *c, uint64_t block)
 	c->nr_ops = 0;
 	for (int i = 0; i < c->bp.nr_reads; i++)
 		chain_add_io(c, CHAIN_OP_READ, block_read_io(&c->bp, &sb, i));
+	/* checksum = crc32c in the kernel: the read bytes, summed before they go out */
+	if (pr->sums_kernel) {
+		ret = engine_build_sum(pr, c);
+		if (ret)
+			return ret;
+	}
 	if (!from_read) {
 		ret = pr->engine->build_shuffle(pr, c);
 		if (ret)
@@ -74,7 +80,7 @@ static void prep_op(struct io_uring_sqe *sqe, const struct chain *c, int idx)
 		break;
 	case CHAIN_OP_BPF:
 		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, (void *)(uintptr_t)op->desc_addr,
-				 op->nr_pairs, op->expect);
+				 op->nr_pairs, op->sum ? op->sum_index : op->expect);
 		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(op->op_id, 0);
 		break;
 	case CHAIN_OP_USER_COPY:
@@ -92,7 +98,7 @@ void chain_release(struct pipeline_run *pr, struct chain *c)
 static void chain_done(struct pipeline_run *pr, struct chain *c)
 {
 	/* checksum = crc32c: the read area holds the bytes the writes took */
-	sums_block_done(pr, c->bp.logical_off, c->rbuf, c->bp.len);
+	sums_block_done(pr, c->bp.logical_off, c->rbuf, c->bp.len, c->slot);
 	atomic_fetch_add(&pr->env->status->bytes_done, c->bp.len);
 	chain_release(pr, c);
 }
@@ -261,8 +267,10 @@ static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 			break;
 		case IOU_JUDGED_DONE:
 			op->complete = true;
-			if (op->kind == CHAIN_OP_BPF) {
+			/* a sum moves no byte: counted as a request, not as bytes copied */
+			if (op->kind == CHAIN_OP_BPF)
 				atomic_fetch_add(&pr->env->status->bpf_ops, 1);
+			if (op->kind == CHAIN_OP_BPF && !op->sum) {
 				atomic_fetch_add(&pr->env->status->bpf_bytes, op->res);
 				pr->bpf_bytes += op->res;
 			}

@@ -78,7 +78,7 @@ static int fill_chains(struct pipeline_run *pr)
 			uint64_t len = pr->plan.p.length - lo < pr->plan.p.block_size ?
 				       pr->plan.p.length - lo : pr->plan.p.block_size;
 
-			sums_block_done(pr, lo, NULL, len);
+			sums_block_done(pr, lo, NULL, len, -1);
 			atomic_fetch_add(&pr->env->status->bytes_done, len);
 			pr->next_block++;
 		}

@@ -166,6 +166,11 @@ int engine_user_copy(struct pipeline_run *pr, struct chain *c)
 	return pr->engine->user_copy ? pr->engine->user_copy(pr, c) : -EINVAL;
 }
 
+int engine_build_sum(struct pipeline_run *pr, struct chain *c)
+{
+	return pr->engine->build_sum ? pr->engine->build_sum(pr, c) : -EOPNOTSUPP;
+}
+
 void engine_ring_size(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
 		      unsigned int *cq_entries)
 {

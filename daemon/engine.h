@@ -46,6 +46,8 @@ struct engine_ops {
 	void (*detach)(struct pipeline_run *pr);
 	/* append the shuffle step(s) of @c's block to c->ops */
 	int (*build_shuffle)(struct pipeline_run *pr, struct chain *c);
+	/* append the step that sums @c's block in the kernel (pr->sums_kernel) */
+	int (*build_sum)(struct pipeline_run *pr, struct chain *c);
 	/* run a CHAIN_OP_USER_COPY step */
 	int (*user_copy)(struct pipeline_run *pr, struct chain *c);
 	/* whole-pipeline driver; NULL = generic chain driver */
@@ -93,6 +95,7 @@ void engine_preload(const struct pipeline_run *pr);
 int engine_attach(struct pipeline_run *pr);
 void engine_detach(struct pipeline_run *pr);
 int engine_user_copy(struct pipeline_run *pr, struct chain *c);
+int engine_build_sum(struct pipeline_run *pr, struct chain *c);
 void engine_ring_size(const struct pipeline_run *pr, int ops, unsigned int *sq_entries,
 		      unsigned int *cq_entries);
 /* does it run its own driver (the loop engine), not the generic chain driver? */

@@ -219,15 +219,22 @@ int bpf_build_shuffle(const struct plan *pl, const struct block_plan *bp,
 
 /* ---- engine_ops ---- */
 
+/* checksum = crc32c, and the kernel sums: one IOU_OP_ID_SUM request a block */
+static bool bpf_sums_wanted(const struct pipeline_run *pr)
+{
+	return pr->cfg.s.checksum != CHECKSUM_NONE && bpf_loader_has_crc32c();
+}
+
 static int bpf_max_shuffle_sqes(const struct pipeline_run *pr)
 {
 	int pairs, iovs, sqes;
 
 	bpf_shuffle_bounds(&pr->plan, &pairs, &iovs, &sqes);
-	return sqes;
+	return sqes + (pr->cfg.s.checksum != CHECKSUM_NONE);
 }
 
-static size_t bpf_meta_size(const struct pipeline_run *pr)
+/* the shuffle's descriptor pairs and iovecs, then the sum's one pair */
+static size_t bpf_shuffle_meta(const struct pipeline_run *pr)
 {
 	int pairs, iovs, sqes;
 
@@ -236,19 +243,26 @@ static size_t bpf_meta_size(const struct pipeline_run *pr)
 	       (size_t)iovs * sizeof(struct iovec);
 }
 
+static size_t bpf_meta_size(const struct pipeline_run *pr)
+{
+	return bpf_shuffle_meta(pr) + (pr->cfg.s.checksum != CHECKSUM_NONE ?
+				       2 * sizeof(struct io_bpf_buf_desc) : 0);
+}
+
 static void bpf_preload(const struct pipeline_run *pr)
 {
-	if (bpf_plan_shuffles(&pr->plan))
+	if (bpf_plan_shuffles(&pr->plan) || pr->cfg.s.checksum != CHECKSUM_NONE)
 		bpf_loader_preload(true, false);
 }
 
 static int bpf_attach(struct pipeline_run *pr)
 {
+	bool sums = pr->sums_fd >= 0 && bpf_sums_wanted(pr);
 	struct bpf_ops_handle *h;
 	char err[256];
 	int ret;
 
-	if (!bpf_plan_shuffles(&pr->plan)) {
+	if (!bpf_plan_shuffles(&pr->plan) && !sums) {
 		log_info("pipeline %s: every write goes out of its read buffer: no IORING_OP_BPF, "
 			 "no program to load", pr->cfg.name);
 		return 0;
@@ -257,6 +271,39 @@ static int bpf_attach(struct pipeline_run *pr)
 	if (ret)
 		return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s", err);
 	pr->engine_priv = h;
+	if (sums) {
+		pr->sums_base = bpf_sums_alloc(pr->nr_chains);
+		pr->sums_kernel = pr->sums_base >= 0;
+		if (!pr->sums_kernel)
+			log_warning("pipeline %s: no room in the programs' sums[] for %d chains: "
+				    "the blocks are summed in userspace", pr->cfg.name,
+				    pr->nr_chains);
+	} else if (pr->sums_fd >= 0) {
+		log_info("pipeline %s: checksum = crc32c: this kernel has no uring_bpf_crc32c(): "
+			 "the blocks are summed in userspace", pr->cfg.name);
+	}
+	return 0;
+}
+
+static int bpf_build_sum(struct pipeline_run *pr, struct chain *c)
+{
+	struct io_bpf_buf_desc *d = (struct io_bpf_buf_desc *)(c->meta + bpf_shuffle_meta(pr));
+	struct chain_op *op;
+
+	if (c->nr_ops >= c->max_ops)
+		return -E2BIG;
+	/* pair[0] is not used; pair[1] the block's bytes in the read area */
+	memset(d, 0, 2 * sizeof(*d));
+	set_fixed(&d[1], c->rbuf, c->rbuf_index, 0, c->bp.len);
+	op = &c->ops[c->nr_ops++];
+	memset(op, 0, sizeof(*op));
+	op->kind = CHAIN_OP_BPF;
+	op->desc_addr = (uint64_t)(uintptr_t)d;
+	op->nr_pairs = 1;
+	op->expect = op->io_len = c->bp.len;
+	op->op_id = IOU_OP_ID_SUM;
+	op->sum = true;
+	op->sum_index = pr->sums_base + c->slot;
 	return 0;
 }
 
@@ -278,6 +325,9 @@ static void bpf_detach(struct pipeline_run *pr)
 			 " failures, %" PRIu64 " bytes copied in the kernel while it ran (every "
 			 "ring's)", pr->cfg.name, bpf_op_id_for(&pr->plan), done, failed, bytes);
 	}
+	if (pr->sums_kernel)
+		bpf_sums_free(pr->sums_base, pr->nr_chains);
+	pr->sums_kernel = false;
 	if (pr->engine_priv)
 		bpf_ops_detach(pr->engine_priv);
 	pr->engine_priv = NULL;
@@ -329,4 +379,5 @@ const struct engine_ops engine_bpf_ops = {
 	.attach = bpf_attach,
 	.detach = bpf_detach,
 	.build_shuffle = bpf_build_chain_shuffle,
+	.build_sum = bpf_build_sum,
 };

@@ -102,6 +102,8 @@ struct chain_op {
 	uint64_t desc_addr;
 	uint32_t nr_pairs;
 	uint32_t op_id;
+	bool sum;		/* IOU_OP_ID_SUM: the SQE's off is sum_index, not expect */
+	uint32_t sum_index;
 };
 
 struct chain {
@@ -141,6 +143,9 @@ struct pipeline_run {
 	struct file_set fs;		/* the sources and destinations, open */
 	struct sparse_map sparse;
 	int sums_fd;			/* checksum = crc32c: the manifest (checksum.h); -1 */
+	bool sums_kernel;		/* summed by IOU_OP_ID_SUM in the chain (bpf engine) */
+	int sums_base;			/* its entries of the programs' sums[], one a chain */
+	uint64_t sums_in_kernel, sums_in_user;	/* blocks summed each way, for the log */
 	struct ring ring;
 	struct ring_mem mem;
 	bool buffers_reused;		/* mem came from env->pool */

@@ -52,8 +52,13 @@ int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state);
 int sums_setup(struct pipeline_run *pr);
 /* the manifest's header for this run: does the one on disk match it? */
 bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp);
-/* block @index of @len bytes (NULL: a hole, all zeros) is done: its sum */
-int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len);
+/*
+ * the block at @logical_off, @len bytes of @buf (NULL: a hole, zeros), is
+ * done: its sum into the manifest, from the kernel's sums[] when chain @slot
+ * summed it there (-1: no chain)
+ */
+int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len,
+		    int slot);
 void sums_close(struct pipeline_run *pr);
 
 /* sparse.c: map the source's holes (sparse = yes), punch them, skip them */

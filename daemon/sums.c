@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf_loader.h"
 #include "checksum.h"
 #include "log.h"
 #include "pipeline_int.h"
@@ -86,7 +87,8 @@ int sums_setup(struct pipeline_run *pr)
 	return 0;
 }
 
-int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len)
+int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len,
+		    int slot)
 {
 	static const char zeros[65536];
 	uint32_t crc = 0;
@@ -94,8 +96,13 @@ int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *b
 
 	if (pr->sums_fd < 0)
 		return 0;
-	if (buf) {
+	if (pr->sums_kernel && slot >= 0) {
+		/* the chain's IOU_OP_ID_SUM put it there before the writes ran */
+		crc = bpf_sums_get(pr->sums_base + slot);
+		pr->sums_in_kernel++;
+	} else if (buf) {
 		crc = checksum_crc32c(0, buf, len);
+		pr->sums_in_user++;
 	} else {
 		for (uint32_t n; len; len -= n) {
 			n = len < sizeof(zeros) ? len : sizeof(zeros);
@@ -111,7 +118,11 @@ int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *b
 
 void sums_close(struct pipeline_run *pr)
 {
-	if (pr->sums_fd >= 0)
+	if (pr->sums_fd >= 0) {
+		log_info("pipeline %s: checksums: %" PRIu64 " block(s) summed in the kernel by "
+			 "IORING_OP_BPF, %" PRIu64 " in userspace", pr->cfg.name, pr->sums_in_kernel,
+			 pr->sums_in_user);
 		close(pr->sums_fd);
+	}
 	pr->sums_fd = -1;
 }
