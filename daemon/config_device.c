@@ -166,12 +166,32 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 			  dc->size, dc->logical_block_size);
 }
 
+/*
+ * The unit gives the service a /tmp and /var/tmp of its own (PrivateTmp=):
+ * a backing there that this process finds is not there for the daemon.
+ */
+static void device_warn_private_tmp(struct parse_state *st, const struct device_config *dc,
+				    int i)
+{
+	static const char *const dirs[] = { "/tmp/", "/var/tmp/" };
+
+	for (size_t k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++)
+		if (!strncmp(dc->backing[i], dirs[k], strlen(dirs[k])))
+			add_warning(st, dc->backing_line[i], "backing = '%s': under %.*s, which "
+				    "iou-offloadd.service makes private (PrivateTmp=yes): the daemon "
+				    "under systemd does not see this file (systemctl reload checks "
+				    "as the service sees files)", dc->backing[i],
+				    (int)strlen(dirs[k]) - 1, dirs[k]);
+}
+
 /* every member exists and holds its share; 0 when the sizes are known */
 static int device_check_members(struct parse_state *st, struct device_config *dc)
 {
 	uint64_t need;
 	int ret, bad = 0;
 
+	for (int i = 0; i < dc->nr_backing; i++)
+		device_warn_private_tmp(st, dc, i);
 	for (int i = 0; i < dc->nr_backing; i++) {
 		ret = member_size(dc->backing[i], &dc->member_size[i]);
 		if (ret == -EINVAL)

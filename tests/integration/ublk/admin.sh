@@ -451,6 +451,9 @@ sysconf "$OTHER
 	backing = $T/n0"
 $BIN --check-config /etc/iou-offloadd.conf > "$ART/admin-check-tmp.txt" 2>&1; crc=$?
 note "--check-config from a shell (the host's /tmp): exit $crc"
+check "--check-config from a shell warns that the service does not see the file (PrivateTmp), with file:line" \
+	grep -q "^/etc/iou-offloadd.conf:[0-9]*: \[device intmp\]: backing = '/tmp/iou-admin-private': under /tmp, which iou-offloadd.service makes private" \
+	"$ART/admin-check-tmp.txt"
 timed reload
 check "systemctl reload fails when the service cannot see a backing (PrivateTmp=yes)" eval \
 	'[ $rc -ne 0 ] && [ $rc -ne 124 ]'
