@@ -47,7 +47,8 @@ stripe_unit() {
 	esac
 }
 
-# transform_keys TRANSFORM: its [pipeline] keys (transform, gather, stripe_io)
+# transform_keys TRANSFORM: its [pipeline] keys (transform, gather, stripe_io;
+# TRANSFORM-sum: checksum = crc32c)
 transform_keys() {
 	case "$1" in
 	destripe*) echo "transform = gather"; echo "gather = destripe" ;;
@@ -56,6 +57,7 @@ transform_keys() {
 	case "$1" in
 	*-multi) echo "stripe_io = gather" ;;
 	*-perunit) echo "stripe_io = per-unit" ;;
+	*-sum) echo "checksum = crc32c" ;;
 	esac
 }
 

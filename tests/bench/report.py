@@ -32,7 +32,7 @@ GIB = float(1 << 30)
 MIB = float(1 << 20)
 MEDIA = ["memory", "tmpfs", "brd", "nullb", "virtio"]
 TRANSFORMS = ["copy", "mirror", "stripe", "stripe-multi", "stripe-perunit", "destripe", "destripe-multi",
-              "destripe-perunit", "gather"]
+              "destripe-perunit", "gather", "copy-sum", "mirror-sum", "stripe-sum"]
 MOVERS = ["memcpy", "memcpy-vec", "dd", "cp", "fio", "iou-offloadd uring", "iou-offloadd bpf", "iou-offloadd loop"]
 
 
@@ -439,6 +439,20 @@ def targets(groups, kfunc_json, dur, cpu):
                 add(f"{where}: best engine on copy >= dd" + (" iflag=direct oflag=direct" if medium != "tmpfs" else ""),
                     f"{r:.2f} ({be['mib_s']['median']:.0f} / {d['mib_s']['median']:.0f} MiB/s)", r >= 1.0,
                     f"dd: {counts_of(d)}")
+            # checksum = crc32c against the same transform without (issue 32's targets)
+            for tf in [t for t in TRANSFORMS if t.endswith("-sum")]:
+                for qd in sorted({g["qd"] for g in eng}):
+                    for e in ["uring", "bpf", "loop"]:
+                        on, off = (next((x for x in eng if x["mover"] == f"iou-offloadd {e}"
+                                         and x["transform"] == t and x["qd"] == qd and "mib_s" in x), None)
+                                   for t in [tf, tf[:-len("-sum")]])
+                        if not on or not off:
+                            continue
+                        r = on["mib_s"]["median"] / off["mib_s"]["median"]
+                        goal = 0.90 if e == "uring" else 0.95
+                        add(f"{where} qd {qd}: {e}: checksum = crc32c / none MiB/s on {tf[:-4]} >= {goal}",
+                            f"{r:.2f} ({on['mib_s']['median']:.0f} / {off['mib_s']['median']:.0f})",
+                            r >= goal, f"with: {counts_of(on)}; without: {counts_of(off)}")
             # the offload never loses
             for tf in TRANSFORMS:
                 for qd in sorted({g["qd"] for g in eng}):
