@@ -253,3 +253,48 @@ bool kv_set_field(const struct kv_field *fields, size_t nr, const char *prefix, 
 	}
 	return false;
 }
+
+void kv_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(f, "\\u%04x", *c);
+		else
+			fputc(*c, f);
+	}
+	fputc('"', f);
+}
+
+void kv_json_fields(FILE *f, const struct kv_field *fields, size_t nr, const void *base,
+		    bool first)
+{
+	for (size_t i = 0; i < nr; i++) {
+		const struct kv_field *d = &fields[i];
+		const void *p = (const char *)base + d->at;
+
+		fprintf(f, "%s\"%s\": ", first && !i ? "" : ", ", d->key);
+		switch (d->type) {
+		case KV_STR:
+			kv_json_str(f, p);
+			break;
+		case KV_U64:
+			fprintf(f, "%" PRIu64, *(const uint64_t *)p);
+			break;
+		case KV_U32:
+			fprintf(f, "%" PRIu32, *(const uint32_t *)p);
+			break;
+		case KV_INT:
+			fprintf(f, "%d", *(const int *)p);
+			break;
+		case KV_RATE:
+			fprintf(f, "%.0f", *(const double *)p);
+			break;
+		case KV_SECONDS:
+			fprintf(f, "%.3f", *(const double *)p);
+			break;
+		}
+	}
+}

@@ -75,6 +75,14 @@ struct kv_field {
 /* every field of @base in @fields, each as PREFIXkey=value */
 void kv_put_fields(FILE *f, const struct kv_field *fields, size_t nr, const char *prefix,
 		   const void *base);
+/*
+ * the same fields as JSON members, "key": value, each after a comma but the
+ * first when @first (status --json: the file's keys are its schema)
+ */
+void kv_json_fields(FILE *f, const struct kv_field *fields, size_t nr, const void *base,
+		    bool first);
+/* @s as a JSON string, quoted and escaped */
+void kv_json_str(FILE *f, const char *s);
 /* @key is PREFIX plus one of @fields: set it in @base from @v and return true */
 bool kv_set_field(const struct kv_field *fields, size_t nr, const char *prefix, void *base,
 		  const char *key, const char *v);

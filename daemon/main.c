@@ -21,6 +21,7 @@
 #include "oneshot.h"
 #include "verify.h"
 #include "rlimits.h"
+#include "kv.h"
 #include "log.h"
 #include "reload.h"
 #include "status.h"
@@ -71,6 +72,7 @@ static void usage(FILE *out)
 "      --once              run every pipeline to its end, then exit (for scripts)\n"
 "  -l, --log-level=LEVEL   err, warning, notice, info or debug (overrides log_level)\n"
 "  -s, --status-file=PATH  for `status`: read PATH instead of RUNTIME_DIR/status\n"
+"      --json              `status` and --check-config: one JSON object (schema 1)\n"
 "  -h, --help              this text\n"
 "  -V, --version           print the version\n"
 "\n"
@@ -155,7 +157,7 @@ static void log_discard(enum log_level level, const char *msg, void *arg)
  * O_DIRECT alignment, files another pipeline or process holds. All findings
  * at once, in the parser's FILE:LINE: [pipeline NAME]: style.
  */
-static int check_config_open(const struct daemon_config *cfg)
+static int check_config_open(const struct daemon_config *cfg, FILE *out)
 {
 	struct pipeline_run *pr = calloc(1, sizeof(*pr));
 	int bad = 0, bad_dirs = 0;
@@ -170,7 +172,7 @@ static int check_config_open(const struct daemon_config *cfg)
 
 		if (daemon_dir_check(i ? "runtime_dir" : "state_dir",
 				     i ? cfg->runtime_dir : cfg->state_dir, msg, sizeof(msg))) {
-			fprintf(stderr, "%s: [daemon]: %s\n", cfg->path, msg);
+			fprintf(out, "%s: [daemon]: %s\n", cfg->path, msg);
 			bad_dirs++;
 		}
 	}
@@ -187,7 +189,7 @@ static int check_config_open(const struct daemon_config *cfg)
 
 		pipeline_status_init(&st);
 		if (pipeline_check_open(pr, pc, &env)) {
-			fprintf(stderr, "%s:%d: [pipeline %s]: %s\n", cfg->path,
+			fprintf(out, "%s:%d: [pipeline %s]: %s\n", cfg->path,
 				finding_line(pc, pr->msg), pc->name,
 				pr->msg[0] ? pr->msg : "cannot be checked");
 			bad++;
@@ -203,21 +205,21 @@ static int check_config_open(const struct daemon_config *cfg)
 	/* all pipelines run at once, in one process: their sum against the limits */
 	if (rlimits_check_memlock(locked, msg, sizeof(msg)) ||
 	    rlimits_check_nofile(fds, msg, sizeof(msg))) {
-		fprintf(stderr, "%s: %s\n", cfg->path, msg);
+		fprintf(out, "%s: %s\n", cfg->path, msg);
 		bad_dirs++;
 		bad++;
 	}
 	if (bad > bad_dirs)
-		fprintf(stderr, "%s: %d pipeline(s) would not start\n", cfg->path, bad - bad_dirs);
+		fprintf(out, "%s: %d pipeline(s) would not start\n", cfg->path, bad - bad_dirs);
 	/* devices: their members as a device holds them, exclusively */
-	int bad_devices = devices_check_open(cfg, stderr);
+	int bad_devices = devices_check_open(cfg, out);
 
 	if (bad_devices)
-		fprintf(stderr, "%s: %d device(s) would not start\n", cfg->path, bad_devices);
+		fprintf(out, "%s: %d device(s) would not start\n", cfg->path, bad_devices);
 	return bad || bad_devices ? DAEMON_EXIT_CONFIG : DAEMON_EXIT_OK;
 }
 
-static int check_config(const char *path, bool open_files)
+static int check_config(const char *path, bool open_files, FILE *out, bool summary)
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
@@ -225,27 +227,29 @@ static int check_config(const char *path, bool open_files)
 
 	ret = config_load(path, &cfg, &errs);
 	for (int i = 0; i < errs.nr; i++)
-		fprintf(stderr, "%s\n", errs.msgs[i]);
+		fprintf(out, "%s\n", errs.msgs[i]);
 	if (errs.dropped)
-		fprintf(stderr, "%s: ... and %d more error(s) not shown (is it a configuration "
+		fprintf(out, "%s: ... and %d more error(s) not shown (is it a configuration "
 			"file?)\n", path, errs.dropped);
 	for (int i = 0; i < errs.nr_warnings; i++)
-		fprintf(stderr, "%s (warning)\n", errs.warnings[i]);
+		fprintf(out, "%s (warning)\n", errs.warnings[i]);
 	if (ret) {
-		fprintf(stderr, "%s: %d error(s)\n", path,
+		fprintf(out, "%s: %d error(s)\n", path,
 			errs.nr ? errs.nr + errs.dropped : 1);
 		config_errors_free(&errs);
 		config_free(&cfg);
 		return DAEMON_EXIT_CONFIG;
 	}
 	if (open_files) {
-		ret = check_config_open(&cfg);
+		ret = check_config_open(&cfg, out);
 		if (ret) {
 			config_errors_free(&errs);
 			config_free(&cfg);
 			return ret;
 		}
 	}
+	if (!summary)
+		goto done;
 	printf("%s: OK%s, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
 	       open_files ? " (files opened and checked)" : "", cfg.nr_pipelines,
 	       cfg.state_dir, cfg.runtime_dir);
@@ -257,9 +261,63 @@ static int check_config(const char *path, bool open_files)
 		       pc->nr_dests, engine_kind_to_string(pc->s.engine), pc->s.block_size,
 		       pc->s.queue_depth, pc->s.direct ? ", direct" : "");
 	}
+done:
 	config_errors_free(&errs);
 	config_free(&cfg);
 	return 0;
+}
+
+/*
+ * --check-config --json: the findings the text form prints, one object each
+ * ({"line", "message", "severity"}), in {"schema": 1, "file", "valid",
+ * "findings": [...]}; the summary lines are left out
+ */
+static int check_config_json(const char *path, bool open_files)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0, plen = strlen(path);
+	FILE *out = open_memstream(&buf, &len);
+	int rc, n = 0;
+
+	if (!out)
+		return DAEMON_EXIT_FAILED;
+	/* the OK summary is the "valid" member */
+	rc = check_config(path, open_files, out, false);
+	fclose(out);
+	printf("{\"schema\": 1, \"file\": ");
+	kv_json_str(stdout, path);
+	printf(", \"valid\": %s, \"findings\": [", rc ? "false" : "true");
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *m = line, *sev = "error";
+		size_t ml;
+		int at = 0, k = 0;
+
+		if (!strncmp(m, path, plen) && m[plen] == ':') {
+			m += plen + 1;
+			if (sscanf(m, "%d:%n", &at, &k) == 1)
+				m += k;
+			while (*m == ' ')
+				m++;
+		}
+		ml = strlen(m);
+		if (strstr(m, "would not start") || (strstr(m, "error(s)") && !strchr(m, '[') &&
+						     !strstr(m, "not shown")))
+			continue;
+		if (ml > 10 && !strcmp(m + ml - 10, " (warning)")) {
+			sev = "warning";
+			ml -= 10;
+		}
+		printf("%s{\"line\": %d, \"severity\": \"%s\", \"message\": ", n++ ? ", " : "",
+		       at, sev);
+		char *msg = strndup(m, ml);
+
+		kv_json_str(stdout, msg ? msg : "");
+		free(msg);
+		printf("}");
+	}
+	printf("]}\n");
+	free(buf);
+	return rc;
 }
 
 /*
@@ -276,8 +334,28 @@ static void status_from_checkpoints(struct status_report *r, const char *state_d
 			r->entries[i].bytes_durable = ck.done;
 }
 
+/* each pipeline's last `iou-offloadd verify`, from state_dir */
+static void status_add_verifies(struct status_report *r, const char *state_dir)
+{
+	struct verify_record v;
+
+	for (int i = 0; state_dir && i < r->nr; i++) {
+		struct status_entry *e = &r->entries[i];
+
+		if (verify_record_load(state_dir, e->name, &v))
+			continue;
+		e->verify.known = true;
+		e->verify.when = v.when;
+		e->verify.blocks = v.blocks;
+		e->verify.bytes = v.bytes;
+		e->verify.mismatches = v.mismatches;
+		e->verify.complete = v.complete;
+		e->verify.failed = v.failed;
+	}
+}
+
 /* 0: running; 3: not running (as systemctl status); 1: no status to read */
-static int show_status(const char *config_path, const char *status_file)
+static int show_status(const char *config_path, const char *status_file, bool json)
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
@@ -310,7 +388,11 @@ static int show_status(const char *config_path, const char *status_file)
 	alive = status_daemon_alive(r.pid);
 	if (!alive)
 		status_from_checkpoints(&r, cfg.state_dir);
-	status_print(stdout, &r, time(NULL));
+	status_add_verifies(&r, cfg.state_dir);
+	if (json)
+		status_print_json(stdout, &r, time(NULL));
+	else
+		status_print(stdout, &r, time(NULL));
 	status_report_free(&r);
 	config_free(&cfg);
 	return alive ? 0 : 3;
@@ -330,13 +412,14 @@ static bool stderr_is_journal(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CHECK = 256, OPT_ONCE, OPT_OPEN, OPT_SOURCE };
+	enum { OPT_CHECK = 256, OPT_ONCE, OPT_OPEN, OPT_SOURCE, OPT_JSON };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", optional_argument, NULL, OPT_CHECK },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "open", no_argument, NULL, OPT_OPEN },
 		{ "source", no_argument, NULL, OPT_SOURCE },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "status-file", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -347,6 +430,7 @@ int main(int argc, char **argv)
 	const char *check = NULL, *status_file = NULL;
 	bool do_check = false, do_status = false, do_open = false, do_reload = false;
 	bool do_release = false, do_udev = false, do_verify = false, verify_source = false;
+	bool json = false;
 	int c;
 
 	log_set_journal(stderr_is_journal());
@@ -408,6 +492,9 @@ int main(int argc, char **argv)
 		case OPT_SOURCE:
 			verify_source = true;
 			break;
+		case OPT_JSON:
+			json = true;
+			break;
 		case 'l':
 			if (log_level_from_string(optarg, &opts.log_level)) {
 				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, warning, "
@@ -452,9 +539,10 @@ int main(int argc, char **argv)
 		return DAEMON_EXIT_USAGE;
 	}
 	if (do_check)
-		return check_config(check ? check : opts.config_path, do_open);
+		return json ? check_config_json(check ? check : opts.config_path, do_open) :
+			      check_config(check ? check : opts.config_path, do_open, stderr, true);
 	if (do_status)
-		return show_status(opts.config_path, status_file);
+		return show_status(opts.config_path, status_file, json);
 	if (opts.log_level_set)
 		log_set_level(opts.log_level);
 	return daemon_main(&opts);

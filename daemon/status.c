@@ -222,9 +222,50 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);
+		if (e->verify.known) {
+			char ago[32];
+
+			human_duration(now > e->verify.when ? now - e->verify.when : 0, ago,
+				       sizeof(ago));
+			fprintf(out, "  last verify: %s ago, %" PRIu64 " block(s) (%s), %" PRIu64
+				" mismatch(es)%s\n", ago, e->verify.blocks,
+				e->verify.complete ? "the whole copy" : "up to its checkpoint",
+				e->verify.mismatches, e->verify.failed ? ", a file could not be read" :
+				"");
+		}
 		if (e->note[0])
 			fprintf(out, "  note: %s\n", e->note);
 		if (e->error[0])
 			fprintf(out, "  error: %s\n", e->error);
 	}
+}
+
+void status_print_json(FILE *out, const struct status_report *r, uint64_t now)
+{
+	bool alive = daemon_alive(r->pid);
+
+	fprintf(out, "{\"schema\": %d, \"daemon\": {", STATUS_JSON_SCHEMA);
+	kv_json_fields(out, report_fields, NR(report_fields), r, true);
+	fprintf(out, ", \"running\": %s, \"now\": %" PRIu64 "}, \"pipelines\": [",
+		alive ? "true" : "false", now);
+	for (int i = 0; i < r->nr; i++) {
+		const struct status_entry *e = &r->entries[i];
+
+		fprintf(out, "%s{\"name\": ", i ? ", " : "");
+		kv_json_str(out, e->name);
+		kv_json_fields(out, entry_fields, NR(entry_fields), e, false);
+		/* what `status` calls interrupted: the daemon died while it ran */
+		fprintf(out, ", \"interrupted\": %s",
+			!alive && state_was_live(e->state) ? "true" : "false");
+		if (e->verify.known)
+			fprintf(out, ", \"last_verify\": {\"when\": %" PRIu64 ", \"blocks\": %" PRIu64
+				", \"bytes\": %" PRIu64 ", \"mismatches\": %" PRIu64 ", \"complete\": "
+				"%s, \"failed\": %s}", e->verify.when, e->verify.blocks, e->verify.bytes,
+				e->verify.mismatches, e->verify.complete ? "true" : "false",
+				e->verify.failed ? "true" : "false");
+		fputc('}', out);
+	}
+	fprintf(out, "], \"devices\": [");
+	status_devices_json(out, r->devices, r->nr_devices);
+	fprintf(out, "]}\n");
 }

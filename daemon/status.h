@@ -34,6 +34,12 @@ struct status_entry {
 	double elapsed;
 	char error[512];
 	char note[512];
+	/* not in the status file: `status` reads them from state_dir/NAME.verify */
+	struct {
+		bool known;
+		uint64_t when, blocks, bytes, mismatches;
+		int complete, failed;
+	} verify;
 };
 
 struct status_report {
@@ -64,6 +70,13 @@ int status_read(const char *path, struct status_report *r);
 void status_report_free(struct status_report *r);
 /* the table `iou-offloadd status` prints */
 void status_print(FILE *out, const struct status_report *r, uint64_t now);
+/*
+ * status --json: the same report as one JSON object, {"schema": STATUS_JSON_SCHEMA,
+ * "daemon": {...}, "pipelines": [...], "devices": [...]}, each pipeline and
+ * device with every key of the status file (iou-offloadd(8), STATUS FOR MACHINES)
+ */
+#define STATUS_JSON_SCHEMA 1
+void status_print_json(FILE *out, const struct status_report *r, uint64_t now);
 /* @pid is a live iou-offloadd (not a process that reused the number) */
 bool status_daemon_alive(pid_t pid);
 

@@ -25,6 +25,16 @@ static const struct kv_field fields[] = {
 };
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
+void status_devices_json(FILE *f, const struct status_device *d, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		kv_json_str(f, d[i].name);
+		kv_json_fields(f, fields, NR_FIELDS, &d[i], false);
+		fputc('}', f);
+	}
+}
+
 void status_devices_write(FILE *f, const struct status_device *d, int nr)
 {
 	for (int i = 0; i < nr; i++) {

@@ -28,6 +28,8 @@ struct status_device {
 void status_devices_write(FILE *f, const struct status_device *d, int nr);
 /* a key of the file: 1 if it was a device's, 0 if not, -ENOMEM */
 int status_device_key(struct status_device **d, int *nr, const char *key, const char *v);
+/* the devices as JSON objects, comma-separated (status --json) */
+void status_devices_json(FILE *f, const struct status_device *d, int nr);
 /* the devices' part of the `iou-offloadd status` table */
 void status_devices_print(FILE *out, const struct status_device *d, int nr, bool alive);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -21,6 +22,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "plan.h"
+#include "kv.h"
 #include "verify.h"
 
 struct target {
@@ -135,6 +137,61 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 	return ret ? ret : bad;
 }
 
+#define VERIFY_MAGIC "iou-offload-verify 1"
+#define VF(f, t) KV_FIELD(struct verify_record, f, t)
+static const struct kv_field record_fields[] = {
+	VF(when, KV_U64), VF(blocks, KV_U64), VF(bytes, KV_U64), VF(mismatches, KV_U64),
+	VF(files, KV_INT), VF(complete, KV_INT), VF(failed, KV_INT),
+};
+#define NR_RECORD (sizeof(record_fields) / sizeof(record_fields[0]))
+
+static int record_path(const char *dir, const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s.verify", dir, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* what `status` shows of it; not durable: a lost one is verified again */
+static void record_save(const char *dir, const char *name, const struct verify_record *v)
+{
+	char path[4200], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (record_path(dir, name, path, sizeof(path)) || !(f = open_memstream(&buf, &len)))
+		return;
+	fprintf(f, "%s\n", VERIFY_MAGIC);
+	kv_put_fields(f, record_fields, NR_RECORD, "", v);
+	fprintf(f, "end\n");
+	fclose(f);
+	if (kv_replace(path, buf, len, 0600, false))
+		fprintf(stderr, "%s: cannot record the verify in %s\n", name, path);
+	free(buf);
+}
+
+static int record_key(void *arg, const char *key, const char *val)
+{
+	kv_set_field(record_fields, NR_RECORD, "", arg, key, val);
+	return 0;
+}
+
+int verify_record_load(const char *state_dir, const char *name, struct verify_record *v)
+{
+	char path[4200], *text;
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	if (record_path(state_dir, name, path, sizeof(path)))
+		return -EINVAL;
+	ret = kv_read(path, 1 << 16, &text);
+	if (ret)
+		return ret;
+	ret = kv_parse(text, VERIFY_MAGIC, false, record_key, v);
+	free(text);
+	return ret;
+}
+
 /* 0 verified, 1 mismatch or unreadable, 4 nothing to verify */
 static int verify_pipeline(const struct daemon_config *cfg, const struct pipeline_config *pc,
 			   bool source)
@@ -193,6 +250,11 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 			bad += r;
 	}
 	close(fd);
+	record_save(cfg->state_dir, pc->name, &(struct verify_record){
+		.when = time(NULL), .blocks = blocks,
+		.bytes = vouched < h.length ? blocks * h.block_size : h.length,
+		.mismatches = bad, .files = nt, .complete = vouched >= h.length, .failed = rc,
+	});
 	printf("%s: %" PRIu64 " block(s) of %" PRIu32 " bytes on %d %s%s: %s%ld mismatch(es)%s\n",
 	       pc->name, blocks, h.block_size, nt, nt == 1 ? "file set" : "file sets",
 	       source ? " (the source too)" : "", bad ? "" : "", bad,

@@ -15,4 +15,15 @@ struct daemon_options;
 int verify_main(const struct daemon_options *opts, bool source, char *const *names,
 		int nr_names);
 
+/* the last verify of a pipeline, kept in state_dir/NAME.verify for `status` */
+struct verify_record {
+	uint64_t when;		/* unix seconds */
+	uint64_t blocks, bytes, mismatches;
+	int files;		/* file sets read: destinations (a stripe is one), the source */
+	int complete;		/* 1: the whole copy; 0: up to its checkpoint */
+	int failed;		/* 1: a file could not be read */
+};
+/* 0, or -ENOENT (never verified), -EINVAL */
+int verify_record_load(const char *state_dir, const char *name, struct verify_record *v);
+
 #endif

@@ -167,6 +167,47 @@ static void a_one_shot_copy_with_checksums_verifies_by_the_same_command(void **s
 	assert_true(file_has(f->out, "offset 0 length 1048576"));
 }
 
+/* status --json: every key of the status file, and the last verify from state_dir */
+static void status_json_gives_the_pipeline_and_its_last_verify(void **state)
+{
+	struct fx *f = *state;
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, "--json", NULL };
+
+	make_src(f, "src", 2 << 20, 206);
+	write_conf(f, "checksum = crc32c\n", "[pipeline j]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	flip(f, "out", 10);
+	assert_int_equal(verify(f, NULL), 1);
+	assert_int_equal(run_bin(f, st), 3);	/* not running: as the table */
+	assert_true(file_has(f->out, "{\"schema\": 1, \"daemon\": {"));
+	assert_true(file_has(f->out, "\"running\": false"));
+	assert_true(file_has(f->out, "\"pipelines\": [{\"name\": \"j\", \"state\": \"finished\""));
+	assert_true(file_has(f->out, "\"bytes_done\": 2097152"));
+	assert_true(file_has(f->out, "\"last_verify\": {\"when\": "));
+	assert_true(file_has(f->out, "\"mismatches\": 1, \"complete\": true"));
+	assert_true(file_has(f->out, "\"devices\": []}"));
+}
+
+/* --check-config --json: the findings with their lines and severities */
+static void check_config_json_lists_errors_and_warnings_by_line(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", "--json", f->conf, NULL };
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out ;x\nblock_size = lots\n");
+	assert_int_equal(run_bin(f, argv), 78);
+	assert_true(file_has(f->out, "\"valid\": false"));
+	assert_true(file_has(f->out, "{\"line\": 9, \"severity\": \"error\", \"message\": "
+			     "\"[pipeline p]: block_size = 'lots'"));
+	assert_true(file_has(f->out, "{\"line\": 8, \"severity\": \"warning\""));
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->out, "\"valid\": true, \"findings\": []}"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +226,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			a_one_shot_copy_with_checksums_verifies_by_the_same_command,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(status_json_gives_the_pipeline_and_its_last_verify,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(check_config_json_lists_errors_and_warnings_by_line,
+						fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
