@@ -10,7 +10,8 @@
  *   kinds       what a request of a chain is
  *   judging     what one completion means for its request (done, short:
  *               resubmit the rest, cut off by its link, or failed with
- *               which errno), and what a group of them means
+ *               which errno), what a group of them means (the verdict),
+ *               and what a skipped CQE stood for
  */
 #ifndef IOU_CHAIN_H
 #define IOU_CHAIN_H
@@ -122,6 +123,75 @@ static inline int iou_chain_judge(__u32 kind, __s32 res, __u32 len, __u32 expect
 static inline int iou_chain_cut_is_error(int cancelled, int shorts)
 {
 	return cancelled && !shorts;
+}
+
+/*
+ * What a group's judgments add up to, request by request in order: the
+ * first request not done (where the rest of the chain resumes), whether a
+ * link was cut by a cancel, and whether one fell short. Accessed as
+ * volatile: the loop program keeps it in its control block, in memory, so
+ * the verifier need not track it along every path.
+ */
+struct iou_group_verdict {
+	__u32 first;
+	__u32 cancelled;
+	__u32 shorts;
+};
+
+enum iou_group_end {
+	IOU_GROUP_DONE = 0,	/* every request did all it was asked */
+	IOU_GROUP_RESUBMIT = 1,	/* the chain goes on from .first */
+	IOU_GROUP_CUT = 2,	/* cancelled with nothing short: an error */
+};
+
+static inline void iou_group_begin(volatile struct iou_group_verdict *g, __u32 nr_ops)
+{
+	g->first = nr_ops;
+	g->cancelled = 0;
+	g->shorts = 0;
+}
+
+/* request @o was judged @r (iou_chain_judge(), not IOU_JUDGED_FAILED) */
+static inline void iou_group_add(volatile struct iou_group_verdict *g, __u32 o, int r)
+{
+	if (r == IOU_JUDGED_DONE)
+		return;
+	if (r == IOU_JUDGED_DONE_CUT) {
+		g->shorts = 1;		/* done itself, but the link after it was cut */
+		return;
+	}
+	if (r == IOU_JUDGED_CANCELLED)
+		g->cancelled = 1;
+	else
+		g->shorts = 1;
+	if (g->first > o)
+		g->first = o;
+}
+
+static inline int iou_group_end(const volatile struct iou_group_verdict *g, __u32 nr_ops)
+{
+	if (iou_chain_cut_is_error(g->cancelled, g->shorts))
+		return IOU_GROUP_CUT;
+	return g->first >= nr_ops ? IOU_GROUP_DONE : IOU_GROUP_RESUBMIT;
+}
+
+/*
+ * With IOSQE_CQE_SKIP_SUCCESS on all but the last request of a group, the
+ * group posts one CQE: the last request's, or that of the first one that
+ * fell short or failed (the kernel breaks the link there and, as that
+ * request asked to skip, skips the cancelled ones' CQEs too). So request
+ * @i, when the CQE came for @o, did all it was asked (@i < @o: a shuffle
+ * its @expect, a transfer the @len - @done left), never ran (@i > @o), or
+ * is the one that posted @res.
+ */
+static inline __s32 iou_chain_skipped_res(__u32 kind, __u32 i, __u32 o, __u32 expect,
+					  __u32 len, __u32 done, __s32 res)
+{
+	if (i < o)
+		return kind == IOU_CHAIN_BPF ? (__s32)expect : (__s32)(len - done);
+	if (i > o)
+		return -IOU_ECANCELED;
+	return res;
 }
 
 #endif

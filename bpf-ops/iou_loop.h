@@ -201,9 +201,7 @@ struct iou_loop_ctl {
 	__u64 fsync_rounds;
 	__u64 heartbeat_ns;	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) of the last step */
 	/* scratch of loop_eval(): in memory, so the verifier need not track it per path */
-	__u32 ev_first;
-	__u32 ev_cancelled;
-	__u32 ev_shorts;
+	struct iou_group_verdict ev;
 	__u32 starve_notified;	/* the monitor was told about this starvation */
 	__u64 step_ns;		/* time spent inside loop_step, summed */
 	__u64 busy_steps;	/* steps that asked to come back at once */

@@ -218,12 +218,9 @@ LOOP_INLINE void loop_cqe_came(struct iou_loop_ctl *ctl)
 }
 
 /*
- * With IOSQE_CQE_SKIP_SUCCESS on all but the last request of a group, the
- * group posts one CQE: the last request's, or that of the first one that
- * fell short or failed (the kernel breaks the link there and, as that
- * request asked to skip, skips the cancelled ones' CQEs too): so the
- * requests before @o of slot @s did all they were asked, those after it
- * never ran. The same rule as the daemon's chain_fill_skipped().
+ * The group of slot @s posted one CQE, for request @o (CQE skipping): what
+ * the others' would have said, by iou_chain_skipped_res(), the rule the
+ * daemon's chain_fill_skipped() uses too.
  */
 LOOP_INLINE void loop_fill_skipped(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 {
@@ -238,11 +235,8 @@ LOOP_INLINE void loop_fill_skipped(struct iou_loop_ctl *ctl, __u32 s, __u32 o)
 		struct iou_loop_slot_op *so = &sl->ops[i & LOOP_OP_MASK];
 		struct iou_loop_op *op = &t->ops[i & LOOP_OP_MASK];
 
-		if ((__u32)i < o)
-			so->res = op->kind == LOOP_OP_BPF ? (__s32)op->expect :
-				  (__s32)(op->len - so->done);
-		else if ((__u32)i > o)
-			so->res = -IOU_ECANCELED;
+		so->res = iou_chain_skipped_res(op->kind, i, o, op->expect, op->len, so->done,
+						so->res);
 	}
 }
 
@@ -387,30 +381,17 @@ LOOP_FN int loop_eval(struct iou_loop_ctl *ctl, struct iou_loop_sq *sq)
 	if (n - next + LOOP_SQ_RESERVE > loop_sq_room(ctl))
 		return 0;
 	LOOP_WRITE(ctl->evalq_head, head + 1);
-	LOOP_WRITE(ctl->ev_first, LOOP_MAX_OPS);	/* first request not done */
-	LOOP_WRITE(ctl->ev_cancelled, 0);
-	LOOP_WRITE(ctl->ev_shorts, 0);
+	iou_group_begin(&ctl->ev, n);
 
 	LOOP_FOR(o, next, n) {
 		r = loop_judge(ctl, s, o);
 		if (r < 0)
 			return -1;
-		if (r == IOU_JUDGED_DONE)
-			continue;
-		if (r == IOU_JUDGED_DONE_CUT) {
-			LOOP_WRITE(ctl->ev_shorts, 1);
-			continue;
-		}
-		if (r == IOU_JUDGED_CANCELLED)
-			LOOP_WRITE(ctl->ev_cancelled, 1);
-		else
-			LOOP_WRITE(ctl->ev_shorts, 1);
-		if (LOOP_READ(ctl->ev_first) > (__u32)o)
-			LOOP_WRITE(ctl->ev_first, o);
+		iou_group_add(&ctl->ev, o, r);
 	}
-	first = LOOP_READ(ctl->ev_first);
+	first = LOOP_READ(ctl->ev.first);
 	/* the link was cut: fine after a short transfer, an error otherwise */
-	if (iou_chain_cut_is_error(LOOP_READ(ctl->ev_cancelled), LOOP_READ(ctl->ev_shorts))) {
+	if (iou_group_end(&ctl->ev, n) == IOU_GROUP_CUT) {
 		struct iou_loop_op *op;
 
 		op = &loop_tmpl_of(ctl, LOOP_READ(sl->block))->ops[first & LOOP_OP_MASK];

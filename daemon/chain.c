@@ -155,11 +155,8 @@ static void chain_fill_skipped(struct chain *c, int idx)
 	for (int i = c->next; i < c->group_end; i++) {
 		struct chain_op *op = &c->ops[i];
 
-		if (i < idx)
-			op->res = op->kind == CHAIN_OP_BPF ? (int32_t)op->expect :
-				  (int32_t)(op->io_len - op->done);
-		else if (i > idx)
-			op->res = -ECANCELED;
+		op->res = iou_chain_skipped_res(op->kind, i, idx, op->expect, op->io_len,
+						op->done, op->res);
 	}
 }
 
@@ -239,9 +236,10 @@ static int chain_fail_op(struct pipeline_run *pr, struct chain *c, const struct 
 /* all CQEs of the group are in: judge it (iou_chain.h), then go on or resubmit */
 static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 {
-	bool short_seen = false, cancelled = false;
 	const struct chain_op *cancelled_op = NULL;
+	struct iou_group_verdict g;
 
+	iou_group_begin(&g, c->group_end);
 	for (int i = c->next; i < c->group_end; i++) {
 		struct chain_op *op = &c->ops[i];
 		__s32 err = 0;
@@ -250,36 +248,25 @@ static int chain_group_done(struct pipeline_run *pr, struct chain *c)
 		if (op->kind == CHAIN_OP_USER_COPY)
 			continue;
 		r = iou_chain_judge(op->kind, op->res, op->io_len, op->expect, &op->done, &err);
-		switch (r) {
-		case IOU_JUDGED_FAILED:
+		if (r == IOU_JUDGED_FAILED)
 			return chain_fail_op(pr, c, op, err);
-		case IOU_JUDGED_CANCELLED:
-			cancelled = true;
-			if (!cancelled_op)
-				cancelled_op = op;
-			break;
-		case IOU_JUDGED_SHORT:
-			short_seen = true;
-			break;
-		case IOU_JUDGED_DONE_CUT:
-			short_seen = true;
+		iou_group_add(&g, i, r);
+		if (r == IOU_JUDGED_CANCELLED && !cancelled_op)
+			cancelled_op = op;
+		if (r == IOU_JUDGED_DONE || r == IOU_JUDGED_DONE_CUT)
 			op->complete = true;
-			break;
-		case IOU_JUDGED_DONE:
-			op->complete = true;
-			/* a sum moves no byte: counted as a request, not as bytes copied */
-			if (op->kind == CHAIN_OP_BPF)
-				atomic_fetch_add(&pr->env->status->bpf_ops, 1);
-			if (op->kind == CHAIN_OP_BPF && !op->sum) {
-				atomic_fetch_add(&pr->env->status->bpf_bytes, op->res);
-				pr->bpf_bytes += op->res;
-			}
-			break;
+		/* a sum moves no byte: counted as a request, not as bytes copied */
+		if (r == IOU_JUDGED_DONE && op->kind == CHAIN_OP_BPF)
+			atomic_fetch_add(&pr->env->status->bpf_ops, 1);
+		if (r == IOU_JUDGED_DONE && op->kind == CHAIN_OP_BPF && !op->sum) {
+			atomic_fetch_add(&pr->env->status->bpf_bytes, op->res);
+			pr->bpf_bytes += op->res;
 		}
 	}
-	if (iou_chain_cut_is_error(cancelled, short_seen))
+	if (iou_group_end(&g, c->group_end) == IOU_GROUP_CUT)
 		return chain_fail(pr, c, cancelled_op, -ECANCELED,
 				  "cancelled (the ring is going away?)");
+	/* the rest of the chain: chain_submit() goes on from the first op not complete */
 	return chain_submit(pr, c);
 }
 
