@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "fnv.h"
 #include "oneshot.h"
 
 static const char *const verbs[] = { "copy", "mirror", "stripe", "gather" };
@@ -69,14 +70,6 @@ static void add(struct text *t, const char *fmt, ...)
 			return;
 		}
 	}
-}
-
-/* FNV-1a: the layout's name for its state directory */
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return (h ^ 0xff) * 0x100000001b3ULL;
 }
 
 /*
@@ -125,7 +118,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	const char *state = NULL;
 	bool direct = false, destripe = false, checksum = false;
 	struct text t = { 0 };
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV1A_START;	/* the layout's name for its state directory */
 	int c, nfiles, ndst;
 
 	optind = 1;
@@ -179,12 +172,12 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		free(p);
 	}
 	add(&t, "[pipeline %s]\ntransform = %s\n", verb, verb);
-	h = hash_str(h, verb);
+	h = fnv1a_str(h, verb);
 	if (destripe)
 		add(&t, "gather = destripe\n");
 	if (unit) {
 		add(&t, "stripe_unit = %s\n", unit);
-		h = hash_str(h, unit);
+		h = fnv1a_str(h, unit);
 	}
 	if (engine)
 		add(&t, "engine = %s\n", engine);
@@ -210,7 +203,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 			return p ? DAEMON_EXIT_USAGE : DAEMON_EXIT_FAILED;
 		}
 		add(&t, "%s = %s\n", dst ? "destination" : "source", p);
-		h = hash_str(hash_str(h, dst ? ">" : "<"), p);
+		h = fnv1a_str(fnv1a_str(h, dst ? ">" : "<"), p);
 		free(p);
 	}
 	if (t.oom) {

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "config_int.h"
+#include "fnv.h"
 
 void pipeline_config_free(struct pipeline_config *pc)
 {
@@ -78,21 +79,9 @@ const struct pipeline_config *config_find_pipeline(const struct daemon_config *c
 	return NULL;
 }
 
-/* FNV-1a: stable across builds and hosts, good enough to detect edits */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-	return fnv1a(h, s, strlen(s) + 1);
+	return fnv1a_str(h, s);
 }
 
 static uint64_t fnv_u64(uint64_t h, uint64_t v)
@@ -105,7 +94,7 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 
 uint64_t pipeline_config_fingerprint(const struct pipeline_config *pc)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV1A_START;
 
 	/* only what decides where each byte goes: not engine, depth, block size */
 	h = fnv_str(h, "iou-offload layout 1");

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fnv.h"
 #include "ublk_recover.h"
 
 #define QUIESCE_WAIT_MS	10000
@@ -23,27 +24,18 @@
 #define UBLK_FP_MAGIC_MASK	(0xffffULL << 48)
 #define UBLK_FP_MAGIC		(0x10d0ULL << 48)
 
-static uint64_t fnv(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *c = p;
-
-	while (len--)
-		h = (h ^ *c++) * 0x100000001b3ULL;
-	return h;
-}
-
 uint64_t ublk_fingerprint(const struct device_config *dc)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV1A_START;
 	uint32_t v[] = { dc->target, dc->nr_queues, dc->queue_depth, dc->max_io_size,
 			 dc->logical_block_size, dc->stripe_unit, dc->nr_backing };
 
-	h = fnv(h, "iou-offload ublk", 16);
-	h = fnv(h, dc->name, strlen(dc->name));
-	h = fnv(h, v, sizeof(v));
-	h = fnv(h, &dc->size, sizeof(dc->size));
+	h = fnv1a(h, "iou-offload ublk", 16);
+	h = fnv1a(h, dc->name, strlen(dc->name));
+	h = fnv1a(h, v, sizeof(v));
+	h = fnv1a(h, &dc->size, sizeof(dc->size));
 	for (int i = 0; i < dc->nr_backing; i++)
-		h = fnv(h, dc->backing[i], strlen(dc->backing[i]) + 1);
+		h = fnv1a(h, dc->backing[i], strlen(dc->backing[i]) + 1);
 	return UBLK_FP_MAGIC | (h & ~UBLK_FP_MAGIC_MASK);
 }
 
