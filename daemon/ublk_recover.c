@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fnv.h"
+#include "kv.h"
 #include "ublk_recover.h"
 
 #define QUIESCE_WAIT_MS	10000
@@ -47,47 +48,55 @@ static int id_path(char *buf, size_t len, const char *state_dir, const char *nam
 	return 0;
 }
 
+#define ID_MAGIC	"iou-offload-ublk 1"
+
+static int id_key(void *arg, const char *key, const char *val)
+{
+	unsigned int id;
+	char tail;
+
+	if (strcmp(key, "dev_id"))
+		return 0;
+	if (sscanf(val, "%u%c", &id, &tail) != 1)
+		return -EINVAL;
+	*(uint32_t *)arg = id;
+	return 1;
+}
+
 int ublk_id_load(const char *state_dir, const char *name, uint32_t *dev_id)
 {
-	char path[4200];
+	char path[4200], *text;
 	unsigned int id;
-	FILE *f;
 	int ret;
 
 	if (id_path(path, sizeof(path), state_dir, name))
 		return -ENOENT;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	ret = fscanf(f, "dev_id=%u", &id) == 1 ? 0 : -EINVAL;
-	fclose(f);
-	if (!ret)
-		*dev_id = id;
+	ret = kv_read(path, 4096, &text);
+	if (ret)
+		return ret;
+	if (!strncmp(text, ID_MAGIC "\n", sizeof(ID_MAGIC))) {
+		ret = kv_parse(text, ID_MAGIC, false, id_key, dev_id);
+		ret = ret == 1 ? 0 : -EINVAL;
+	} else {
+		/* a daemon before the kv format wrote the line alone: a take-over still reads it */
+		ret = sscanf(text, "dev_id=%u", &id) == 1 ? 0 : -EINVAL;
+		if (!ret)
+			*dev_id = id;
+	}
+	free(text);
 	return ret;
 }
 
 int ublk_id_save(const char *state_dir, const char *name, uint32_t dev_id)
 {
-	char path[4200], tmp[4300];
-	FILE *f;
-	int ret = 0;
+	char path[4200], buf[64];
+	int n;
 
 	if (id_path(path, sizeof(path), state_dir, name))
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "dev_id=%u\n", dev_id);
-	if (fflush(f) || fsync(fileno(f)))
-		ret = -errno;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	n = snprintf(buf, sizeof(buf), "%s\ndev_id=%u\nend\n", ID_MAGIC, dev_id);
+	/* durable, the directory too: the next daemon takes the device over by it */
+	return kv_replace(path, buf, n, 0600, true);
 }
 
 void ublk_id_forget(const char *state_dir, const char *name)

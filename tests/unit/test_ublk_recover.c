@@ -65,11 +65,30 @@ static void a_saved_id_is_found_again_and_forgotten(void **state)
 	free(dir);
 }
 
+/* a take-over after an upgrade reads the id a daemon before the kv format wrote */
+static void an_id_in_the_old_one_line_format_is_still_read(void **state)
+{
+	char *dir = tu_mkdtemp("ublkid"), *path = tu_path(dir, "device-d0.ublk");
+	uint32_t id = 0;
+
+	(void)state;
+	assert_int_equal(tu_write_file(path, "dev_id=42\n", 10), 0);
+	assert_int_equal(ublk_id_load(dir, "d0", &id), 0);
+	assert_int_equal(id, 42);
+	/* a torn or foreign file is not an id */
+	assert_int_equal(tu_write_file(path, "iou-offload-ublk 1\ndev_id=x\nend\n", 32), 0);
+	assert_int_equal(ublk_id_load(dir, "d0", &id), -EINVAL);
+	tu_rmrf(dir);
+	free(path);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_fingerprint_follows_the_layout_and_the_name),
 		cmocka_unit_test(a_saved_id_is_found_again_and_forgotten),
+		cmocka_unit_test(an_id_in_the_old_one_line_format_is_still_read),
 	};
 
 	return cmocka_run_group_tests_name("ublk recover", tests, NULL, NULL);
