@@ -36,6 +36,17 @@
 #define TICK_MS		500
 #define READY_WAIT_S	120	/* setup of all pipelines, before READY=1 anyway */
 
+int daemon_options_log_level(struct daemon_options *opts, const char *arg)
+{
+	if (log_level_from_string(arg, &opts->log_level)) {
+		fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, warning, notice, "
+			"info or debug\n", arg);
+		return DAEMON_EXIT_USAGE;
+	}
+	opts->log_level_set = true;
+	return 0;
+}
+
 int daemon_config_load(const struct daemon_options *opts, struct daemon_config *cfg,
 		       struct config_errors *errs)
 {

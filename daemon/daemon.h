@@ -58,6 +58,9 @@ struct daemon {
 	uint64_t last_progress_ns;	/* last progress log line */
 };
 
+/* -l/--log-level @arg into @opts: 0, or a message and DAEMON_EXIT_USAGE */
+int daemon_options_log_level(struct daemon_options *opts, const char *arg);
+
 /* the configuration @opts names: its file, or a one-shot's text (oneshot.c) */
 int daemon_config_load(const struct daemon_options *opts, struct daemon_config *cfg,
 		       struct config_errors *errs);

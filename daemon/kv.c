@@ -185,35 +185,44 @@ void kv_replace_close(struct kv_pending *p, bool failed)
 	p->fd = p->dir_fd = -1;
 }
 
+/* one field's value: a string as the file keeps it (a line), or as JSON */
+static void put_value(FILE *f, const struct kv_field *d, const void *base, bool json)
+{
+	const void *p = (const char *)base + d->at;
+
+	switch (d->type) {
+	case KV_STR:
+		if (json) {
+			kv_json_str(f, p);
+			break;
+		}
+		for (const char *c = p; *c; c++)
+			fputc(*c == '\n' ? ' ' : *c, f);
+		break;
+	case KV_U64:
+		fprintf(f, "%" PRIu64, *(const uint64_t *)p);
+		break;
+	case KV_U32:
+		fprintf(f, "%" PRIu32, *(const uint32_t *)p);
+		break;
+	case KV_INT:
+		fprintf(f, "%d", *(const int *)p);
+		break;
+	case KV_RATE:
+		fprintf(f, "%.0f", *(const double *)p);
+		break;
+	case KV_SECONDS:
+		fprintf(f, "%.3f", *(const double *)p);
+		break;
+	}
+}
+
 void kv_put_fields(FILE *f, const struct kv_field *fields, size_t nr, const char *prefix,
 		   const void *base)
 {
 	for (size_t i = 0; i < nr; i++) {
-		const struct kv_field *d = &fields[i];
-		const void *p = (const char *)base + d->at;
-
-		fprintf(f, "%s%s=", prefix, d->key);
-		switch (d->type) {
-		case KV_STR:
-			for (const char *c = p; *c; c++)
-				fputc(*c == '\n' ? ' ' : *c, f);
-			break;
-		case KV_U64:
-			fprintf(f, "%" PRIu64, *(const uint64_t *)p);
-			break;
-		case KV_U32:
-			fprintf(f, "%" PRIu32, *(const uint32_t *)p);
-			break;
-		case KV_INT:
-			fprintf(f, "%d", *(const int *)p);
-			break;
-		case KV_RATE:
-			fprintf(f, "%.0f", *(const double *)p);
-			break;
-		case KV_SECONDS:
-			fprintf(f, "%.3f", *(const double *)p);
-			break;
-		}
+		fprintf(f, "%s%s=", prefix, fields[i].key);
+		put_value(f, &fields[i], base, false);
 		fputc('\n', f);
 	}
 }
@@ -272,29 +281,7 @@ void kv_json_fields(FILE *f, const struct kv_field *fields, size_t nr, const voi
 		    bool first)
 {
 	for (size_t i = 0; i < nr; i++) {
-		const struct kv_field *d = &fields[i];
-		const void *p = (const char *)base + d->at;
-
-		fprintf(f, "%s\"%s\": ", first && !i ? "" : ", ", d->key);
-		switch (d->type) {
-		case KV_STR:
-			kv_json_str(f, p);
-			break;
-		case KV_U64:
-			fprintf(f, "%" PRIu64, *(const uint64_t *)p);
-			break;
-		case KV_U32:
-			fprintf(f, "%" PRIu32, *(const uint32_t *)p);
-			break;
-		case KV_INT:
-			fprintf(f, "%d", *(const int *)p);
-			break;
-		case KV_RATE:
-			fprintf(f, "%.0f", *(const double *)p);
-			break;
-		case KV_SECONDS:
-			fprintf(f, "%.3f", *(const double *)p);
-			break;
-		}
+		fprintf(f, "%s\"%s\": ", first && !i ? "" : ", ", fields[i].key);
+		put_value(f, &fields[i], base, true);
 	}
 }

@@ -496,12 +496,8 @@ int main(int argc, char **argv)
 			json = true;
 			break;
 		case 'l':
-			if (log_level_from_string(optarg, &opts.log_level)) {
-				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, warning, "
-					"notice, info or debug\n", optarg);
+			if (daemon_options_log_level(&opts, optarg))
 				return DAEMON_EXIT_USAGE;
-			}
-			opts.log_level_set = true;
 			break;
 		case 's':
 			status_file = optarg;

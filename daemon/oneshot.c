@@ -134,12 +134,8 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		case OPT_CHECKSUM: checksum = true; break;
 		case OPT_SOURCE: opts->verify_source = true; break;
 		case 'l':
-			if (log_level_from_string(optarg, &opts->log_level)) {
-				fprintf(stderr, "iou-offloadd: --log-level '%s': expected err, "
-					"warning, notice, info or debug\n", optarg);
+			if (daemon_options_log_level(opts, optarg))
 				return DAEMON_EXIT_USAGE;
-			}
-			opts->log_level_set = true;
 			break;
 		case 'h':
 			printf("iou-offloadd %s: one pipeline, run once (see iou-offloadd --help "
