@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Engines move a pipeline's blocks. The generic chain driver (pipeline.c)
- * asks an engine two things per block: which SQEs shuffle the bytes from
- * the read area into the write area (build_shuffle), and, for userspace
- * steps, to do the shuffle itself (user_copy). An engine that runs the whole
- * refill/reap loop elsewhere (the planned `loop` engine, which drives it
- * from a BPF loop_step program in the kernel) provides drive() instead.
+ * Engines move a pipeline's blocks. The generic chain driver (driver.c,
+ * chains built by chain.c) asks an engine per block which SQEs shuffle the
+ * bytes from the read area into the write area (build_shuffle), for
+ * userspace steps to do the shuffle itself (user_copy), and, with checksums
+ * in the kernel, for the step that sums the block (build_sum). The `loop`
+ * engine runs the whole refill/reap loop from a bpf-ops loop_step program
+ * in the kernel and provides drive() instead. Callers go through the
+ * engine_*() wrappers below, which stand in for the hooks an engine leaves
+ * NULL.
  */
 #ifndef IOU_ENGINE_H
 #define IOU_ENGINE_H
