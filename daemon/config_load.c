@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "config_int.h"
+#include "kv.h"
 
 /* a path of PATH_MAX and its key */
 #define CONFIG_LINE_MAX	(PATH_MAX + 256)
@@ -373,46 +374,22 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 	return errs->nr > nr_before ? -EINVAL : 0;
 }
 
-/* -c -: the configuration on standard input, read to its end */
-static int config_load_stdin(struct daemon_config *cfg, struct config_errors *errs)
+/* -c -: the configuration on standard input (a pipe: no size to check first) */
+static int config_load_fd(int fd, const char *name, struct daemon_config *cfg,
+			  struct config_errors *errs)
 {
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap), *msg;
-	ssize_t n;
-	int ret;
+	char *buf, *msg;
+	size_t len;
+	int ret = kv_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len);
 
-	for (;;) {
-		if (!buf)
-			return -ENOMEM;
-		if (len + 1 >= cap) {
-			char *more = cap > CONFIG_MAX_BYTES ? NULL : realloc(buf, cap * 2);
-
-			if (!more) {
-				free(buf);
-				if (asprintf(&msg, "<stdin>: larger than %d bytes",
-					     CONFIG_MAX_BYTES) >= 0)
-					errors_push(errs, msg);
-				return -EFBIG;
-			}
-			buf = more;
-			cap *= 2;
-		}
-		n = read(STDIN_FILENO, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			free(buf);
-			if (asprintf(&msg, "<stdin>: cannot read: %s", strerror(-ret)) >= 0)
-				errors_push(errs, msg);
-			return ret;
-		}
-		if (n == 0)
-			break;
-		len += n;
+	if (ret) {
+		if (ret == -EFBIG ? asprintf(&msg, "%s: larger than %d bytes", name,
+					     CONFIG_MAX_BYTES) >= 0 :
+		    asprintf(&msg, "%s: cannot read: %s", name, strerror(-ret)) >= 0)
+			errors_push(errs, msg);
+		return ret;
 	}
-	buf[len] = '\0';
-	ret = config_parse_buffer("<stdin>", buf, len, cfg, errs);
+	ret = config_parse_buffer(name, buf, len, cfg, errs);
 	free(buf);
 	return ret;
 }
@@ -420,67 +397,29 @@ static int config_load_stdin(struct daemon_config *cfg, struct config_errors *er
 int config_load(const char *path, struct daemon_config *cfg, struct config_errors *errs)
 {
 	struct stat stbuf;
-	char *buf = NULL, *msg;
-	ssize_t n;
-	size_t len = 0;
+	char *msg;
 	int fd, ret;
 
 	config_init(cfg);
 	if (!strcmp(path, "-"))
-		return config_load_stdin(cfg, errs);
+		return config_load_fd(STDIN_FILENO, "<stdin>", cfg, errs);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &stbuf) < 0) {
 		ret = -errno;
-		goto fail_msg;
-	}
-	if (fstat(fd, &stbuf) < 0) {
-		ret = -errno;
-		goto fail_close;
+		if (fd >= 0)
+			close(fd);
+		if (asprintf(&msg, "%s: cannot read: %s", path, strerror(-ret)) >= 0)
+			errors_push(errs, msg);
+		return ret;
 	}
 	if (!S_ISREG(stbuf.st_mode)) {
-		ret = -EINVAL;
+		close(fd);
 		if (asprintf(&msg, "%s: not a regular file", path) >= 0)
 			errors_push(errs, msg);
-		close(fd);
-		return ret;
+		return -EINVAL;
 	}
-	if (stbuf.st_size > CONFIG_MAX_BYTES) {
-		ret = -EFBIG;
-		if (asprintf(&msg, "%s: larger than %d bytes", path, CONFIG_MAX_BYTES) >= 0)
-			errors_push(errs, msg);
-		close(fd);
-		return ret;
-	}
-	buf = malloc(stbuf.st_size + 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto fail_close;
-	}
-	while (len < (size_t)stbuf.st_size) {
-		n = read(fd, buf + len, stbuf.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			goto fail_free;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
+	ret = config_load_fd(fd, path, cfg, errs);
 	close(fd);
-	buf[len] = '\0';
-	ret = config_parse_buffer(path, buf, len, cfg, errs);
-	free(buf);
-	return ret;
-
-fail_free:
-	free(buf);
-fail_close:
-	close(fd);
-fail_msg:
-	if (asprintf(&msg, "%s: cannot read: %s", path, strerror(-ret)) >= 0)
-		errors_push(errs, msg);
 	return ret;
 }
 

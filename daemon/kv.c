@@ -56,32 +56,60 @@ int kv_parse(const char *text, const char *magic, bool strict, kv_fn fn, void *a
 	return ret;
 }
 
-int kv_read(const char *path, size_t max, char **text)
+int kv_read_fd(int fd, size_t max, char **text, size_t *len_out)
 {
-	size_t len = 0;
-	char *buf = malloc(max + 1);
+	size_t len = 0, cap = max < 4096 ? max + 1 : 4096;
+	char *buf = malloc(cap), *more;
 	ssize_t n;
-	int fd;
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return -errno;
-	}
-	while (len < max) {
-		n = read(fd, buf + len, max - len);
+	for (;;) {
+		if (!buf)
+			return -ENOMEM;
+		if (len + 1 >= cap) {
+			if (cap > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap = cap * 2 > max + 1 ? max + 2 : cap * 2;
+			more = realloc(buf, cap);
+			if (!more)
+				free(buf);
+			buf = more;
+			continue;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0) {
+			n = -errno;
+			free(buf);
+			return n;
+		}
+		if (n == 0)
 			break;
 		len += n;
 	}
-	close(fd);
+	if (len > max) {
+		free(buf);
+		return -EFBIG;
+	}
 	buf[len] = '\0';
 	*text = buf;
+	if (len_out)
+		*len_out = len;
 	return 0;
+}
+
+int kv_read(const char *path, size_t max, char **text)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = kv_read_fd(fd, max, text, NULL);
+	close(fd);
+	/* larger than any file of ours: not one, as a torn one is not */
+	return ret == -EFBIG ? -EINVAL : ret;
 }
 
 void kv_put(FILE *f, const char *key, const char *v)

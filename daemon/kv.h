@@ -21,8 +21,15 @@ typedef int (*kv_fn)(void *arg, const char *key, const char *val);
  * or without its newline is -EINVAL too, else it is skipped.
  */
 int kv_parse(const char *text, const char *magic, bool strict, kv_fn fn, void *arg);
-/* all of @path (at most @max bytes), NUL-terminated, in *text (free it) */
+/*
+ * all of @path, or of @fd to its end (a pipe too), NUL-terminated, in
+ * *text (free it), its length in *@len when not NULL: 0, -EFBIG past @max
+ * bytes (kv_read: -EINVAL, a file too big to be ours), or the read's
+ * -errno. The one reader of whole files (the status file, checkpoints, the
+ * configuration)
+ */
 int kv_read(const char *path, size_t max, char **text);
+int kv_read_fd(int fd, size_t max, char **text, size_t *len);
 /* key=value on one line: a newline in @v becomes a space */
 void kv_put(FILE *f, const char *key, const char *v);
 /*

@@ -9,7 +9,7 @@ DAEMON_LIB_SRCS := log.c claims.c config.c config_keys.c config_load.c config_va
 		   notify.c human.c status.c status_device.c workers.c daemon_dirs.c rlimits.c daemon.c oneshot.c \
 		   ublk_map.c ublk_gather.c ublk_ctrl.c ublk_queue.c ublk_recover.c ublk_member.c ublk_mirror.c ublk_dev.c devices.c reload.c
 # what the config parser needs on its own (the fuzzer links just these)
-DAEMON_CONFIG_SRCS := log.c claims.c config.c config_keys.c config_load.c config_values.c \
+DAEMON_CONFIG_SRCS := log.c claims.c kv.c config.c config_keys.c config_load.c config_values.c \
 		      config_check.c config_device.c \
 		      pipeline_config.c plan.c
 # the real BPF loader (BPF=1; bpf_loader_stub.c otherwise), also linked by
