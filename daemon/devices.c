@@ -9,6 +9,7 @@
  * daemon instead of deleted.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,13 +252,28 @@ void devices_update_rates(struct device_set *s, uint64_t now)
 	}
 }
 
-/* what dmsetup table and mdadm --detail say: "members a, b; stripe_unit 65536" */
-static void device_layout(const struct device_config *dc, char *buf, size_t len)
+/*
+ * What dmsetup table and mdadm --detail say: "members a, b (stale, 3 errors);
+ * read_policy round-robin": each member's state when it is not in sync and
+ * its failed requests when there were any
+ */
+static void device_layout(struct ublk_dev *d, char *buf, size_t len)
 {
+	const struct device_config *dc = &d->cfg;
 	int off = snprintf(buf, len, "members");
 
-	for (int i = 0; i < dc->nr_backing && off < (int)len; i++)
+	for (int i = 0; i < dc->nr_backing && off < (int)len; i++) {
+		uint64_t errs = atomic_load(&d->stats.member_errors[i]);
+		bool failed = atomic_load(&d->member_failed[i]);
+		const char *state = !failed ? NULL :
+				    atomic_load(&d->mirror.syncing[i]) ? "resyncing" :
+				    dc->target == TARGET_MIRROR ? "stale" : "failed";
+
 		off += snprintf(buf + off, len - off, "%s %s", i ? "," : "", dc->backing[i]);
+		if ((state || errs) && off < (int)len)
+			off += snprintf(buf + off, len - off, " (%s%s%" PRIu64 " errors)",
+					state ? state : "", state ? ", " : "", errs);
+	}
 	if (off >= (int)len)
 		return;
 	if (dc->target == TARGET_STRIPE)
@@ -309,7 +325,7 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->iops = d->iops;
 		e->rate_bps = d->bps;
 		e->members = d->dev->cfg.nr_backing;
-		device_layout(&d->dev->cfg, e->layout, sizeof(e->layout));
+		device_layout(d->dev, e->layout, sizeof(e->layout));
 		e->degraded = ublk_dev_degraded(d->dev);
 		int off = snprintf(e->error, sizeof(e->error), "%s", d->why);
 

@@ -23,6 +23,7 @@ struct ublk_stats {
 	_Atomic uint32_t in_flight;	/* requests the daemon holds */
 	_Atomic uint64_t bpf_ops, bpf_bytes;	/* gathers by IORING_OP_BPF */
 	_Atomic uint64_t user_copied;	/* bytes gathered by memcpy() */
+	_Atomic uint64_t member_errors[CONFIG_MAX_FILES];	/* backing requests failed, by member */
 };
 
 /* one [device NAME], served: the main thread starts and stops it */

@@ -422,6 +422,7 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 	} else {
 		if (judged == IOU_JUDGED_CANCELLED)
 			err = -ECANCELED;
+		atomic_fetch_add(&q->dev->stats.member_errors[p->member], 1);
 		if (q_piece_retry(q, tag, i, err))
 			return;
 		if (!t->err)

@@ -205,6 +205,11 @@ else
 fi
 
 version=$(dpkg-query -W -f='${Version}' iou-offload 2>/dev/null)
+prerm=$(dpkg-query --control-path iou-offload prerm 2>/dev/null)
+check "the package's prerm stops iou-offloadd-release.service (which deletes the devices) after the daemon, on remove" \
+	eval '[ -n "$prerm" ] && awk "/deb-systemd-invoke stop .iou-offloadd.service./ { d = NR }
+		/deb-systemd-invoke stop .iou-offloadd-release.service./ { r = NR }
+		END { exit !(d && r > d) }" "$prerm"'
 postinst=$(dpkg-query --control-path iou-offload postinst 2>/dev/null)
 PID2=$(systemctl show -p MainPID --value $U)
 if [ -n "$postinst" ] && [ -x "$postinst" ]; then
@@ -321,6 +326,7 @@ stale_case() {
 	dd if="$T/new" of="$dev" bs=1M oflag=direct status=none
 	sleep 1.2
 	[ "$(dst st state)" = degraded ] || bad=1
+	$BIN status > "$ART/admin-status-stale-$how.txt" 2>&1
 	leg_back
 	if [ $how = kill ]; then
 		systemctl kill -s KILL $U
@@ -331,6 +337,8 @@ stale_case() {
 	fi
 	wait_dev st
 	check "$how, read_policy $policy: the device was degraded once the leg failed" [ $bad = 0 ]
+	check "$how, read_policy $policy: status named the leg stale, with its failed requests (as mdadm --detail)" \
+		grep -q "$DB (stale, [1-9][0-9]* errors)" "$ART/admin-status-stale-$how.txt"
 	check "$how, read_policy $policy: after it, the device is the same node" [ "$(dst st path)" = "$dev" ]
 	bad=0
 	for i in 0 3 5 7 8 10 13 15; do
