@@ -330,13 +330,23 @@ static int child(int sock, int dpid, int dfd)
 	result(res < 0, "crafted SQE: 0xffffffff pairs -> %s", err_name(res));
 	res = submit_bpf(IOU_OP_ID_COPY, (uintptr_t)pair, 1, 1ULL << 40);
 	result(res < 0, "crafted SQE: 1 TiB expected -> %s", err_name(res));
+	/* the sum op: it reads its descriptor as a copy does, and writes only sums[] */
+	res = submit_bpf(IOU_OP_ID_SUM, 0xffff888000000000ULL, 1, 0);
+	result(res < 0, "sum op: descriptor array at a kernel address -> %s", err_name(res));
+	pair[1] = desc(IO_BPF_BUF_FIXED, 7, 4096, (uintptr_t)buf_a);
+	res = submit_bpf(IOU_OP_ID_SUM, (uintptr_t)pair, 1, 0);
+	result(res < 0, "sum op: a buffer index this ring never registered -> %s", err_name(res));
+	pair[1] = desc(IO_BPF_BUF_FIXED, 0, 4096, (uintptr_t)buf_a);
+	res = submit_bpf(IOU_OP_ID_SUM, (uintptr_t)pair, 1, 0x7fffffff);
+	result(res == 4096, "sum op: its own buffer, an entry far past sums[] (masked) -> %s",
+	       err_name(res));
 	{
-		static const unsigned int ids[] = { 0, 5, 15, 16, 64, 255 };
+		static const unsigned int ids[] = { 0, IOU_OP_ID_MAX + 1, 15, 16, 64, 255 };
 
 		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 			res = submit_bpf(ids[i], (uintptr_t)pair, 1, 4096);
-			result(res < 0, "bogus op id %u (ops attached: 1..4) -> %s", ids[i],
-			       err_name(res));
+			result(res < 0, "bogus op id %u (ops attached: 1..%d) -> %s", ids[i],
+			       IOU_OP_ID_MAX, err_name(res));
 		}
 	}
 
