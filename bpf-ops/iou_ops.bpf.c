@@ -51,8 +51,6 @@ __u64 nr_completed[IOU_OP_ID_MAX + 1];
 __u64 nr_failed[IOU_OP_ID_MAX + 1];
 __u64 bytes_copied[IOU_OP_ID_MAX + 1];
 
-/* the id the SQE names (IORING_BPF_OP_SHIFT: the patched uapi's top 8 bits) */
-#define IOU_BPF_OP_SHIFT	24
 
 SEC("struct_ops/iou_prep")
 int BPF_PROG(iou_prep, struct uring_bpf_data *data, const struct io_uring_sqe *sqe)

@@ -36,6 +36,13 @@ enum iou_op_id {
 /* entries of sums[]: one per chain in flight, over every ring of the daemon */
 #define IOU_SUMS_MAX		16384
 
+/*
+ * where the op id sits in sqe->bpf_op_flags: the patched uapi's
+ * IORING_BPF_OP_SHIFT, which vmlinux.h (the program's view) does not carry
+ * as a macro; the daemon checks the two agree at compile time (engine_bpf.c)
+ */
+#define IOU_BPF_OP_SHIFT	24
+
 #define IOU_OPS_MAX_PAIRS	32	/* per SQE: bounds the BPF loop */
 #define IOU_OPS_MAX_VECS	1024	/* iovecs per REG_VEC descriptor (UIO_MAXIOV) */
 

@@ -24,6 +24,10 @@
 #include "log.h"
 #include "pipeline.h"
 
+/* the program reads the op id where the daemon puts it */
+_Static_assert(IOU_BPF_OP_SHIFT == IORING_BPF_OP_SHIFT,
+	       "bpf-ops/iou_ops.h's IOU_BPF_OP_SHIFT is the uapi's IORING_BPF_OP_SHIFT");
+
 int bpf_shuffle_groups(const struct plan *pl)
 {
 	return pl->p.transform == TRANSFORM_GATHER ? pl->p.nr_sources : pl->p.nr_dests;
