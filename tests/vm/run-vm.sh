@@ -196,7 +196,7 @@ tpid=$!
 if [ "$VM_RESET" = kill ]; then
 	# pull the plug: SIGKILL to QEMU (the child of timeout), no flush
 	( while kill -0 $qpid 2>/dev/null; do
-		if grep -a 'IOU-RESET-NOW' "$console" | grep -qv 'IOU-TAP'; then
+		if grep -a 'IOU-RESET-NOW' "$console" | grep -v 'IOU-TAP' >/dev/null; then
 			pkill -KILL -P $qpid qemu-system && echo killed > "$run/reset-kill"
 			break
 		fi
