@@ -40,11 +40,6 @@ static void handle_wake_cqe(struct pipeline_run *pr, const struct io_uring_cqe *
 		pr->wake_armed = false;
 }
 
-bool pipeline_stop_requested(const struct pipeline_run *pr)
-{
-	return pr->env->stop && atomic_load(pr->env->stop);
-}
-
 /*
  * What a crash may cost is bounded (iou-offloadd(8): about queue_depth
  * blocks plus checkpoint_interval): a block is only started when it ends
@@ -54,7 +49,7 @@ bool pipeline_stop_requested(const struct pipeline_run *pr)
  */
 static bool within_ckpt_window(const struct pipeline_run *pr)
 {
-	uint64_t base = pr->synced > pr->durable ? pr->synced : pr->durable;
+	uint64_t base = pr->dur.synced > pr->dur.durable ? pr->dur.synced : pr->dur.durable;
 	uint64_t window = pr->cfg.s.checkpoint_interval +
 			  (uint64_t)pr->nr_chains * pr->plan.p.block_size;
 
@@ -118,14 +113,14 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 	bool stopping = false;
 	int ret;
 
-	pr->last_ckpt_ns = clock_mono_ns();
+	pr->dur.last_ns = clock_mono_ns();
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
 		uint64_t w;
 
 		atomic_store(&st->heartbeat_ns, clock_mono_ns());
-		stopping = stopping || pipeline_stop_requested(pr);
+		stopping = stopping || run_env_stop_requested(pr->env);
 		if (!stopping && !pr->error)
 			fill_chains(pr);
 		/* what has completed: both the writeback start and the flush go up to it */
@@ -135,8 +130,8 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 		ckpt_begin(pr, w, !stopping && !pr->inflight_chains &&
 			   pr->next_block < pr->plan.nr_blocks);
 		wake_arm(pr);
-		if (!pr->inflight_chains && !pr->ckpt_fsyncs && !pr->rec.inflight &&
-		    !pr->wb_inflight)
+		if (!pr->inflight_chains && !pr->dur.fsyncs && !pr->dur.rec.inflight &&
+		    !pr->dur.wb_inflight)
 			break;
 
 		ret = ring_submit_and_wait(&pr->ring, 1, WAIT_TIMEOUT_MS);

@@ -21,7 +21,7 @@
 
 #include "bpf_loader.h"
 #include "engine.h"
-#include "pipeline.h"
+#include "pipeline_run.h"
 #include "ring.h"
 
 

@@ -22,7 +22,7 @@
 #include "bpf_loader.h"
 #include "engine.h"
 #include "log.h"
-#include "pipeline.h"
+#include "pipeline_run.h"
 
 /* the program reads the op id where the daemon puts it */
 _Static_assert(IOU_BPF_OP_SHIFT == IORING_BPF_OP_SHIFT,

@@ -13,7 +13,7 @@
 
 #include "bpf_loader.h"
 #include "loop_plan.h"
-#include "pipeline.h"
+#include "pipeline_run.h"
 
 struct loop_engine {
 	struct pipeline_run *pr;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "pipeline.h"
+#include "pipeline_run.h"
 
 static int uring_build_shuffle(struct pipeline_run *pr, struct chain *c)
 {

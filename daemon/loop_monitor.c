@@ -92,7 +92,7 @@ static void *loop_monitor(void *arg)
 		}
 		if (atomic_load(&le->quit))
 			break;
-		if (pipeline_stop_requested(pr) && rd32(&ctl->cmd) != LOOP_CMD_DRAIN) {
+		if (run_env_stop_requested(pr->env) && rd32(&ctl->cmd) != LOOP_CMD_DRAIN) {
 			log_info("pipeline %s: stop requested: the loop drains its chains in flight",
 				 pr->cfg.name);
 			__atomic_store_n(&ctl->cmd, LOOP_CMD_DRAIN, __ATOMIC_RELEASE);

@@ -159,14 +159,11 @@ static void log_discard(enum log_level level, const char *msg, void *arg)
  */
 static int check_config_open(const struct daemon_config *cfg, FILE *out)
 {
-	struct pipeline_run *pr = calloc(1, sizeof(*pr));
 	int bad = 0, bad_dirs = 0;
 	uint64_t locked = 0;
 	unsigned int fds = 0;
 	char msg[512];
 
-	if (!pr)
-		return DAEMON_EXIT_FAILED;
 	for (int i = 0; i < 2; i++) {
 		char msg[4600];
 
@@ -187,21 +184,19 @@ static int check_config_open(const struct daemon_config *cfg, FILE *out)
 			.status = &st,
 		};
 
+		uint64_t bytes = 0;
+
 		pipeline_status_init(&st);
-		if (pipeline_check_open(pr, pc, &env)) {
+		if (pipeline_check(pc, &env, &bytes, msg, sizeof(msg))) {
 			fprintf(out, "%s:%d: [pipeline %s]: %s\n", cfg->path,
-				finding_line(pc, pr->msg), pc->name,
-				pr->msg[0] ? pr->msg : "cannot be checked");
+				finding_line(pc, msg), pc->name, msg);
 			bad++;
-		} else {
-			locked += pipeline_buffer_bytes(pr);
 		}
+		locked += bytes;
 		fds += rlimits_pipeline_fds(pc);
-		pipeline_cleanup(pr);
 		pthread_mutex_destroy(&st.lock);
 	}
 	log_set_sink(NULL, NULL);
-	free(pr);
 	/* all pipelines run at once, in one process: their sum against the limits */
 	if (rlimits_check_memlock(locked, msg, sizeof(msg)) ||
 	    rlimits_check_nofile(fds, msg, sizeof(msg))) {

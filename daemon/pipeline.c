@@ -131,12 +131,12 @@ int pipeline_execute(struct pipeline_run *pr)
 	if (ret == -EINTR) {
 		if (ckpt_wind_down(pr, CKPT_STOPPED) == 0)
 			log_notice("pipeline %s: stopped at byte %" PRIu64 " of %" PRIu64
-				   " (checkpointed)", pr->cfg.name, pr->durable,
+				   " (checkpointed)", pr->cfg.name, pr->dur.durable,
 				   pr->plan.p.length);
 		else
 			log_warning("pipeline %s: stopped, not checkpointed: a restart resumes "
 				    "at the last checkpoint written (byte %" PRIu64 " of %" PRIu64
-				    ", if it is still there)", pr->cfg.name, pr->durable,
+				    ", if it is still there)", pr->cfg.name, pr->dur.durable,
 				    pr->plan.p.length);
 		return -EINTR;
 	}
@@ -175,23 +175,14 @@ static bool sleep_or_stop(const struct run_env *env, unsigned int seconds)
 		struct pollfd pfd = { .fd = env->wake_fd, .events = POLLIN };
 		int ms = (until - t) / 1000000 + 1;
 
-		if (env->stop && atomic_load(env->stop))
+		if (run_env_stop_requested(env))
 			return true;
 		if (env->wake_fd >= 0)
 			poll(&pfd, 1, ms > 200 ? 200 : ms);
 		else
 			usleep((ms > 200 ? 200 : ms) * 1000);
 	}
-	return env->stop && atomic_load(env->stop);
-}
-
-void run_env_wake_main(const struct run_env *env)
-{
-	uint64_t one = 1;
-
-	/* EAGAIN: the counter is full, so the main thread is awake anyway */
-	if (env->main_fd >= 0 && write(env->main_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_debug("wake main thread: %s", strerror(errno));
+	return run_env_stop_requested(env);
 }
 
 int pipeline_run(const struct pipeline_config *pc, const struct run_env *env)
@@ -229,7 +220,7 @@ int pipeline_run(const struct pipeline_config *pc, const struct run_env *env)
 		pipeline_cleanup(pr);
 		if (ret == 0 || ret == -EINTR)
 			break;
-		if (pipeline_stop_requested(pr))
+		if (run_env_stop_requested(pr->env))
 			break;
 	}
 	atomic_store(&st->state, ret == 0 ? PIPELINE_FINISHED :

@@ -257,7 +257,7 @@ static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
 		    const struct run_env *env, bool check_only)
 {
 	memset(pr, 0, sizeof(*pr));
-	pthread_mutex_init(&pr->ckpt_lock, NULL);
+	pthread_mutex_init(&pr->dur.lock, NULL);
 	pr->env = env;
 	pr->failed_off = pr->reported_off = UINT64_MAX;
 	pr->fs.check_only = check_only;
@@ -325,7 +325,7 @@ int pipeline_prepare(struct pipeline_run *pr, const struct pipeline_config *pc,
 	atomic_store(&st->bytes_resumed, pr->plan.p.start);
 	atomic_store(&st->bytes_done, pr->plan.p.start);
 	atomic_store(&st->bytes_durable, pr->plan.p.start);
-	pr->durable = pr->synced = pr->plan.p.start;
+	pr->dur.durable = pr->dur.synced = pr->plan.p.start;
 	pr->next_block = 0;
 	t[2] = t[3] = clock_mono_ns();
 
@@ -415,5 +415,25 @@ void pipeline_cleanup(struct pipeline_run *pr)
 	sums_close(pr);
 	sparse_map_free(&pr->sparse);
 	pipeline_config_free(&pr->cfg);
-	pthread_mutex_destroy(&pr->ckpt_lock);
+	pthread_mutex_destroy(&pr->dur.lock);
+}
+
+int pipeline_check(const struct pipeline_config *pc, const struct run_env *env,
+		   uint64_t *buffer_bytes, char *msg, size_t len)
+{
+	struct pipeline_run *pr = calloc(1, sizeof(*pr));
+	int ret;
+
+	if (!pr) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	ret = pipeline_check_open(pr, pc, env);
+	if (ret)
+		snprintf(msg, len, "%s", pr->msg[0] ? pr->msg : "cannot be checked");
+	else
+		*buffer_bytes = pipeline_buffer_bytes(pr);
+	pipeline_cleanup(pr);
+	free(pr);
+	return ret;
 }

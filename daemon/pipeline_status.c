@@ -4,12 +4,15 @@
  * the note, the engine name), and pipeline_fail(): the first error of a run
  * is the one recorded and shown.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
-#include "pipeline.h"
+#include "pipeline_run.h"
+#include "pipeline_status.h"
 
 const char *pipeline_state_to_string(enum pipeline_state s)
 {
@@ -67,6 +70,20 @@ void pipeline_status_get_engine(struct pipeline_status *st, char *buf, size_t le
 	pthread_mutex_lock(&st->lock);
 	snprintf(buf, len, "%s", st->engine);
 	pthread_mutex_unlock(&st->lock);
+}
+
+void run_env_wake_main(const struct run_env *env)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is full, so the main thread is awake anyway */
+	if (env->main_fd >= 0 && write(env->main_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("wake main thread: %s", strerror(errno));
+}
+
+bool run_env_stop_requested(const struct run_env *env)
+{
+	return env->stop && atomic_load(env->stop);
 }
 
 int pipeline_fail(struct pipeline_run *pr, int err, const char *fmt, ...)

@@ -4,7 +4,7 @@
  * resume when its header matches, else the copy starts at 0), each block's
  * CRC32C written as the block completes, from the read area that its
  * writes went out of (so the sum is of the bytes written), and flushed with
- * the destinations by every checkpoint (resume.c). For copy, mirror and
+ * the destinations by every checkpoint (durability.c). For copy, mirror and
  * stripe, whose read area holds the block's logical bytes, on the engines
  * whose chains complete in the daemon (uring, bpf).
  */
@@ -77,7 +77,7 @@ int sums_setup(struct pipeline_run *pr)
 	if (fd < 0)
 		return pipeline_fail(pr, fd, "cannot open the checksum manifest %s: %s", path,
 				     strerror(-fd));
-	/* a resume continues only the manifest of the same blocks (resume.c) */
+	/* a resume continues only the manifest of the same blocks (durability.c) */
 	if (!kept && pr->plan.p.start) {
 		close(fd);
 		return pipeline_fail(pr, -ESTALE, "checksum manifest %s does not match the "

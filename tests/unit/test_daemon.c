@@ -1122,7 +1122,7 @@ static void checkpoints_do_not_fsync_on_the_pipeline_thread(void **state)
 
 /*
  * Flushes and records overlap, and each flush is an fdatasync of the range
- * written since the one before (resume.c): the ranges must tile the copy
+ * written since the one before (durability.c): the ranges must tile the copy
  * from its start, and a record may only name the end of a flush that has
  * completed, never more (the debug log says each, in order, from the
  * pipeline thread). The finished record follows finish()'s full fsync.

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "config.h"
 #include "engine.h"
 #include "log.h"

@@ -80,7 +80,7 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		}
 		if (act == RESUME_CONTINUE) {
 			pp->start = at;
-			pr->resumed = true;
+			pr->dur.resumed = true;
 		}
 	}
 	if (act == RESUME_SKIP) {
@@ -95,7 +95,7 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 
 static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
-	struct checkpoint *c = &pr->ckpt;
+	struct checkpoint *c = &pr->dur.ckpt;
 
 	c->fingerprint = pipeline_config_fingerprint(&pr->cfg);
 	c->state = state;
@@ -107,7 +107,7 @@ static void ckpt_fill(struct pipeline_run *pr, enum ckpt_state state, uint64_t d
 	for (int i = 0; i < pr->fs.nr_dst; i++) {
 		c->dst[i] = pr->fs.dst[i].ident;
 		/* writes may still land: who the file is, not what it holds */
-		if (state == CKPT_RUNNING || (state != CKPT_FINISHED && !pr->dests_settled))
+		if (state == CKPT_RUNNING || (state != CKPT_FINISHED && !pr->dur.dests_settled))
 			c->dst[i].size = c->dst[i].mtime_ns = c->dst[i].ctime_ns = 0;
 	}
 	c->updated = time(NULL);
@@ -123,8 +123,8 @@ static void ckpt_unrecorded(struct pipeline_run *pr, int err)
 
 static void ckpt_recorded(struct pipeline_run *pr, uint64_t done)
 {
-	pr->durable = done;
-	pr->last_ckpt_ns = clock_mono_ns();
+	pr->dur.durable = done;
+	pr->dur.last_ns = clock_mono_ns();
 	atomic_store(&pr->env->status->bytes_durable, done);
 	log_debug("pipeline %s: checkpoint: durable up to byte %" PRIu64 " of %" PRIu64,
 		  pr->cfg.name, done, pr->plan.p.length);
@@ -135,7 +135,7 @@ static int ckpt_write_locked(struct pipeline_run *pr, enum ckpt_state state, uin
 	int ret;
 
 	ckpt_fill(pr, state, done);
-	ret = checkpoint_save(pr->env->state_dir, pr->cfg.name, &pr->ckpt);
+	ret = checkpoint_save(pr->env->state_dir, pr->cfg.name, &pr->dur.ckpt);
 	if (ret) {
 		ckpt_unrecorded(pr, ret);
 		return ret;
@@ -148,9 +148,9 @@ int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done)
 {
 	int ret;
 
-	pthread_mutex_lock(&pr->ckpt_lock);
+	pthread_mutex_lock(&pr->dur.lock);
 	ret = ckpt_write_locked(pr, state, done);
-	pthread_mutex_unlock(&pr->ckpt_lock);
+	pthread_mutex_unlock(&pr->dur.lock);
 	return ret;
 }
 
@@ -193,10 +193,10 @@ enum { REC_TMP_WRITE, REC_TMP_FSYNC, REC_COMMIT, REC_COMMIT_FSYNC };
 
 static void ckpt_record_prep_commit(struct pipeline_run *pr, struct io_uring_sqe *sqe[2])
 {
-	struct kv_pending *kv = &pr->rec.kv;
+	struct kv_pending *kv = &pr->dur.rec.kv;
 
-	if (pr->rec.in_place) {
-		io_uring_prep_write(sqe[0], kv->fd, pr->rec.buf, pr->rec.len, 0);
+	if (pr->dur.rec.in_place) {
+		io_uring_prep_write(sqe[0], kv->fd, pr->dur.rec.buf, pr->dur.rec.len, 0);
 		io_uring_prep_fsync(sqe[1], kv->fd, IORING_FSYNC_DATASYNC);
 	} else {
 		io_uring_prep_renameat(sqe[0], AT_FDCWD, kv->tmp, AT_FDCWD, kv->path, 0);
@@ -205,31 +205,31 @@ static void ckpt_record_prep_commit(struct pipeline_run *pr, struct io_uring_sqe
 	sqe[0]->flags |= IOSQE_IO_LINK;
 	io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, REC_COMMIT));
 	io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, REC_COMMIT_FSYNC));
-	pr->rec.committing = true;
+	pr->dur.rec.committing = true;
 }
 
 static void ckpt_record_close(struct pipeline_run *pr, bool failed)
 {
-	if (pr->rec.in_place) {
-		close(pr->rec.kv.fd);
-		pr->rec.kv.fd = -1;
+	if (pr->dur.rec.in_place) {
+		close(pr->dur.rec.kv.fd);
+		pr->dur.rec.kv.fd = -1;
 	} else {
-		kv_replace_close(&pr->rec.kv, failed);
+		kv_replace_close(&pr->dur.rec.kv, failed);
 	}
 }
 
 void ckpt_record_drop(struct pipeline_run *pr)
 {
-	if (!pr->rec.inflight)
+	if (!pr->dur.rec.inflight)
 		return;
 	ckpt_record_close(pr, true);
-	pr->rec.inflight = 0;
+	pr->dur.rec.inflight = 0;
 }
 
 static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushed)
 {
 	struct io_uring_sqe *sqe[4];
-	char path[sizeof(pr->rec.kv.path)];
+	char path[sizeof(pr->dur.rec.kv.path)];
 	int fd, ret;
 
 	if (io_uring_sq_space_left(&pr->ring.uring) < 4)
@@ -237,35 +237,35 @@ static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushe
 	ret = checkpoint_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path));
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&pr->ckpt_lock);
+	pthread_mutex_lock(&pr->dur.lock);
 	ckpt_fill(pr, CKPT_RUNNING, done);
-	ret = checkpoint_format(&pr->ckpt, pr->cfg.name, pr->rec.buf, sizeof(pr->rec.buf));
-	pthread_mutex_unlock(&pr->ckpt_lock);
+	ret = checkpoint_format(&pr->dur.ckpt, pr->cfg.name, pr->dur.rec.buf, sizeof(pr->dur.rec.buf));
+	pthread_mutex_unlock(&pr->dur.lock);
 	if (ret < 0)
 		return ret;
-	pr->rec.len = ret;
-	fd = pr->rec.len == CKPT_SECTOR ? checkpoint_open_in_place(path) : -ENOENT;
-	pr->rec.in_place = fd >= 0;
-	pr->rec.done = done;
-	pr->rec.committing = false;
-	pr->rec.failed = false;
-	if (pr->rec.in_place) {
-		pr->rec.kv.fd = fd;
-		pr->rec.inflight = 2;	/* nothing to prepare */
+	pr->dur.rec.len = ret;
+	fd = pr->dur.rec.len == CKPT_SECTOR ? checkpoint_open_in_place(path) : -ENOENT;
+	pr->dur.rec.in_place = fd >= 0;
+	pr->dur.rec.done = done;
+	pr->dur.rec.committing = false;
+	pr->dur.rec.failed = false;
+	if (pr->dur.rec.in_place) {
+		pr->dur.rec.kv.fd = fd;
+		pr->dur.rec.inflight = 2;	/* nothing to prepare */
 	} else {
-		ret = kv_replace_open(&pr->rec.kv, path, 0600);
+		ret = kv_replace_open(&pr->dur.rec.kv, path, 0600);
 		if (ret)
 			return ret;
 		sqe[0] = ring_get_sqe(&pr->ring);
 		sqe[1] = ring_get_sqe(&pr->ring);
-		io_uring_prep_write(sqe[0], pr->rec.kv.fd, pr->rec.buf, pr->rec.len, 0);
-		io_uring_prep_fsync(sqe[1], pr->rec.kv.fd, 0);
+		io_uring_prep_write(sqe[0], pr->dur.rec.kv.fd, pr->dur.rec.buf, pr->dur.rec.len, 0);
+		io_uring_prep_fsync(sqe[1], pr->dur.rec.kv.fd, 0);
 		sqe[0]->flags |= IOSQE_IO_LINK;
 		io_uring_sqe_set_data64(sqe[0], iou_ud(IOU_TAG_RECORD, 0, REC_TMP_WRITE));
 		io_uring_sqe_set_data64(sqe[1], iou_ud(IOU_TAG_RECORD, 0, REC_TMP_FSYNC));
 		if (flushed)
 			sqe[1]->flags |= IOSQE_IO_LINK;
-		pr->rec.inflight = 4;
+		pr->dur.rec.inflight = 4;
 	}
 	if (flushed) {
 		sqe[2] = ring_get_sqe(&pr->ring);
@@ -277,37 +277,37 @@ static int ckpt_record_begin(struct pipeline_run *pr, uint64_t done, bool flushe
 
 static void ckpt_record_end(struct pipeline_run *pr)
 {
-	pr->rec.inflight = 0;
-	ckpt_record_close(pr, pr->rec.failed);
+	pr->dur.rec.inflight = 0;
+	ckpt_record_close(pr, pr->dur.rec.failed);
 	/* a checkpoint's cost: its flush and its record, until the window moves */
-	if (pr->pace.flush_ns) {
-		uint64_t cost = clock_mono_ns() - pr->pace.flush_ns;
+	if (pr->dur.pace.flush_ns) {
+		uint64_t cost = clock_mono_ns() - pr->dur.pace.flush_ns;
 
-		pr->pace.cost_ns = pr->pace.cost_ns ? (pr->pace.cost_ns + cost) / 2 : cost;
-		pr->pace.flush_ns = 0;
+		pr->dur.pace.cost_ns = pr->dur.pace.cost_ns ? (pr->dur.pace.cost_ns + cost) / 2 : cost;
+		pr->dur.pace.flush_ns = 0;
 	}
 	/* recorded or not, the data is on disk: the writes may move on */
-	pr->synced = pr->rec.done;
-	if (!pr->rec.failed) {
-		pthread_mutex_lock(&pr->ckpt_lock);
-		ckpt_recorded(pr, pr->rec.done);
-		pthread_mutex_unlock(&pr->ckpt_lock);
+	pr->dur.synced = pr->dur.rec.done;
+	if (!pr->dur.rec.failed) {
+		pthread_mutex_lock(&pr->dur.lock);
+		ckpt_recorded(pr, pr->dur.rec.done);
+		pthread_mutex_unlock(&pr->dur.lock);
 	}
 }
 
 /* prepared, and its flush is done: commit the record */
 static void ckpt_record_commit(struct pipeline_run *pr)
 {
-	struct kv_pending *kv = &pr->rec.kv;
+	struct kv_pending *kv = &pr->dur.rec.kv;
 	struct io_uring_sqe *sqe[2];
 
 	if (io_uring_sq_space_left(&pr->ring.uring) < 2) {
 		/* no room on the ring: the same two steps, here */
-		int ret = pr->rec.in_place ? checkpoint_rewrite(kv->fd, pr->rec.buf, pr->rec.len) :
+		int ret = pr->dur.rec.in_place ? checkpoint_rewrite(kv->fd, pr->dur.rec.buf, pr->dur.rec.len) :
 			  rename(kv->tmp, kv->path) < 0 || fsync(kv->dir_fd) < 0 ? -errno : 0;
 
 		if (ret) {
-			pr->rec.failed = true;
+			pr->dur.rec.failed = true;
 			ckpt_unrecorded(pr, ret);
 		}
 		ckpt_record_end(pr);
@@ -331,25 +331,25 @@ static bool ckpt_all_done(const struct pipeline_run *pr, uint64_t w)
  */
 static void ckpt_record_step(struct pipeline_run *pr)
 {
-	if (pr->rec.inflight == 2 && !pr->rec.committing) {
-		if (pr->error && !pr->ckpt_fsyncs) {
+	if (pr->dur.rec.inflight == 2 && !pr->dur.rec.committing) {
+		if (pr->error && !pr->dur.fsyncs) {
 			ckpt_record_drop(pr);
 			return;
 		}
-		if (pr->error || pr->flushed < pr->rec.done)
+		if (pr->error || pr->dur.flushed < pr->dur.rec.done)
 			return;		/* its flush completes later */
-		if (pr->rec.failed)
+		if (pr->dur.rec.failed)
 			ckpt_record_end(pr);
 		else
 			ckpt_record_commit(pr);
 		return;
 	}
-	if (pr->rec.inflight || pr->error || pr->flushed <= pr->synced ||
-	    pr->flushed <= pr->durable || ckpt_all_done(pr, ckpt_watermark_now(pr)))
+	if (pr->dur.rec.inflight || pr->error || pr->dur.flushed <= pr->dur.synced ||
+	    pr->dur.flushed <= pr->dur.durable || ckpt_all_done(pr, ckpt_watermark_now(pr)))
 		return;
-	if (ckpt_record_begin(pr, pr->flushed, true)) {
-		ckpt_write(pr, CKPT_RUNNING, pr->flushed);
-		pr->synced = pr->flushed;
+	if (ckpt_record_begin(pr, pr->dur.flushed, true)) {
+		ckpt_write(pr, CKPT_RUNNING, pr->dur.flushed);
+		pr->dur.synced = pr->dur.flushed;
 	}
 }
 
@@ -377,25 +377,25 @@ static void ckpt_record_step(struct pipeline_run *pr)
 static bool ckpt_due(const struct pipeline_run *pr, uint64_t w, uint64_t last)
 {
 	uint64_t interval = pr->cfg.s.checkpoint_interval;
-	uint64_t base = pr->synced > pr->durable ? pr->synced : pr->durable;
+	uint64_t base = pr->dur.synced > pr->dur.durable ? pr->dur.synced : pr->dur.durable;
 	uint64_t end = base + interval + (uint64_t)pr->nr_chains * pr->plan.p.block_size;
 	double lead;
 
-	if (clock_mono_ns() - pr->last_ckpt_ns >= CKPT_MAX_NS || w - last >= interval)
+	if (clock_mono_ns() - pr->dur.last_ns >= CKPT_MAX_NS || w - last >= interval)
 		return true;
-	if (!pr->pace.cost_ns || pr->pace.rate <= 0)
+	if (!pr->dur.pace.cost_ns || pr->dur.pace.rate <= 0)
 		return w - last >= interval / 2;
-	lead = pr->pace.rate * pr->pace.cost_ns / 1e9 * 1.5;
+	lead = pr->dur.pace.rate * pr->dur.pace.cost_ns / 1e9 * 1.5;
 	return w >= end || (double)(end - w) <= lead;
 }
 
 void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 {
 	const struct plan_params *p = &pr->plan.p;
-	uint64_t last = pr->flushed > pr->durable ? pr->flushed : pr->durable;
+	uint64_t last = pr->dur.flushed > pr->dur.durable ? pr->dur.flushed : pr->dur.durable;
 	uint64_t now;
 
-	if (pr->ckpt_fsyncs || pr->error || w <= last || ckpt_all_done(pr, w))
+	if (pr->dur.fsyncs || pr->error || w <= last || ckpt_all_done(pr, w))
 		return;
 	if (!force && !ckpt_due(pr, w, last))
 		return;
@@ -408,7 +408,7 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 
 		io_uring_prep_fsync(sqe, pr->sums_fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, pr->fs.nr_dst));
-		pr->ckpt_fsyncs++;
+		pr->dur.fsyncs++;
 	}
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
@@ -427,24 +427,24 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 		}
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_FSYNC, 0, d));
-		pr->ckpt_fsyncs++;
+		pr->dur.fsyncs++;
 	}
 	log_debug("pipeline %s: flush of bytes %" PRIu64 " to %" PRIu64 " started%s",
-		  pr->cfg.name, last, w, pr->rec.inflight ? " beside a record" : "");
-	pr->ckpt_watermark = w;
-	now = pr->flush_start_ns = clock_mono_ns();
+		  pr->cfg.name, last, w, pr->dur.rec.inflight ? " beside a record" : "");
+	pr->dur.watermark = w;
+	now = pr->dur.flush_start_ns = clock_mono_ns();
 	/* the copy's rate between flush starts, smoothed */
-	if (pr->pace.t_ns && now > pr->pace.t_ns && w > pr->pace.w) {
-		double r = (w - pr->pace.w) / ((now - pr->pace.t_ns) / 1e9);
+	if (pr->dur.pace.t_ns && now > pr->dur.pace.t_ns && w > pr->dur.pace.w) {
+		double r = (w - pr->dur.pace.w) / ((now - pr->dur.pace.t_ns) / 1e9);
 
-		pr->pace.rate = pr->pace.rate > 0 ? (pr->pace.rate + r) / 2 : r;
+		pr->dur.pace.rate = pr->dur.pace.rate > 0 ? (pr->dur.pace.rate + r) / 2 : r;
 	}
-	pr->pace.w = w;
-	pr->pace.t_ns = now;
-	if (!pr->pace.flush_ns)
-		pr->pace.flush_ns = now;
+	pr->dur.pace.w = w;
+	pr->dur.pace.t_ns = now;
+	if (!pr->dur.pace.flush_ns)
+		pr->dur.pace.flush_ns = now;
 	/* no record in flight: this flush's record writes its tmp file beside it */
-	if (!pr->rec.inflight)
+	if (!pr->dur.rec.inflight)
 		ckpt_record_begin(pr, w, false);
 }
 
@@ -453,19 +453,19 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 	int d = iou_ud_op(data);
 
 	if (res < 0) {
-		pr->sync_failed = true;
+		pr->dur.sync_failed = true;
 		pipeline_fail(pr, res, "fdatasync of %s %s failed: %s; the checkpoint "
 			      "stays at %" PRIu64, d < pr->fs.nr_dst ? "destination" :
 			      "the checksum manifest of", d < pr->fs.nr_dst ? pr->fs.dst[d].path :
-			      pr->cfg.name, strerror(-res), pr->durable);
+			      pr->cfg.name, strerror(-res), pr->dur.durable);
 	}
-	if (--pr->ckpt_fsyncs)
+	if (--pr->dur.fsyncs)
 		return;
-	if (!pr->sync_failed) {
-		pr->flushed = pr->ckpt_watermark;
+	if (!pr->dur.sync_failed) {
+		pr->dur.flushed = pr->dur.watermark;
 		log_debug("pipeline %s: flush of %d destination(s) up to byte %" PRIu64
-			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->ckpt_watermark,
-			  (clock_mono_ns() - pr->flush_start_ns) / 1e9);
+			  " took %.3f s", pr->cfg.name, pr->fs.nr_dst, pr->dur.watermark,
+			  (clock_mono_ns() - pr->dur.flush_start_ns) / 1e9);
 	}
 	ckpt_record_step(pr);
 }
@@ -473,16 +473,16 @@ void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
 void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
 	int op = iou_ud_op(data);
-	bool write = op == REC_TMP_WRITE || (op == REC_COMMIT && pr->rec.in_place);
+	bool write = op == REC_TMP_WRITE || (op == REC_COMMIT && pr->dur.rec.in_place);
 
 	/* a short write cuts the link too; the steps after it end -ECANCELED */
-	if (!pr->rec.failed && (res < 0 || (write && res != pr->rec.len))) {
-		pr->rec.failed = true;
+	if (!pr->dur.rec.failed && (res < 0 || (write && res != pr->dur.rec.len))) {
+		pr->dur.rec.failed = true;
 		ckpt_unrecorded(pr, res < 0 ? res : -EIO);
 	}
-	if (--pr->rec.inflight == 2) {
+	if (--pr->dur.rec.inflight == 2) {
 		ckpt_record_step(pr);
-	} else if (!pr->rec.inflight) {
+	} else if (!pr->dur.rec.inflight) {
 		ckpt_record_end(pr);
 		ckpt_record_step(pr);
 	}
@@ -498,11 +498,11 @@ void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w)
 {
 	const struct plan_params *p = &pr->plan.p;
 
-	if (pr->cfg.s.direct || pr->wb_inflight || pr->error ||
-	    w < pr->wb_started + WB_KICK_BYTES)
+	if (pr->cfg.s.direct || pr->dur.wb_inflight || pr->error ||
+	    w < pr->dur.wb_started + WB_KICK_BYTES)
 		return;
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
-		uint64_t from = dest_bytes_at(p, d, pr->wb_started);
+		uint64_t from = dest_bytes_at(p, d, pr->dur.wb_started);
 		uint64_t to = dest_bytes_at(p, d, w);
 		struct io_uring_sqe *sqe;
 
@@ -515,16 +515,16 @@ void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w)
 					      pr->cfg.dest_offset + from, SYNC_FILE_RANGE_WRITE);
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_WRITEBACK, 0, d));
-		pr->wb_inflight++;
+		pr->dur.wb_inflight++;
 	}
-	pr->wb_started = w;
+	pr->dur.wb_started = w;
 }
 
 void ckpt_handle_writeback_cqe(struct pipeline_run *pr, uint64_t data, int res)
 {
 	int d = iou_ud_op(data);
 
-	pr->wb_inflight--;
+	pr->dur.wb_inflight--;
 	if (res < 0)
 		log_debug("pipeline %s: starting writeback of %s: %s (the checkpoint's "
 			  "fdatasync decides)", pr->cfg.name,
@@ -537,14 +537,14 @@ int ckpt_sync_dests(struct pipeline_run *pr, bool full)
 
 	if (pr->sums_fd >= 0 && fdatasync(pr->sums_fd) < 0) {
 		ret = -errno;
-		pr->sync_failed = true;
+		pr->dur.sync_failed = true;
 		pipeline_fail(pr, ret, "fdatasync of the checksum manifest failed: %s",
 			      strerror(-ret));
 	}
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		if ((full ? fsync(pr->fs.dst[d].fd) : fdatasync(pr->fs.dst[d].fd)) < 0 && !ret) {
 			ret = -errno;
-			pr->sync_failed = true;
+			pr->dur.sync_failed = true;
 			pipeline_fail(pr, ret, "%s of destination %s failed: %s",
 				      full ? "fsync" : "fdatasync", pr->fs.dst[d].path,
 				      strerror(-ret));
@@ -566,13 +566,13 @@ int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state)
 {
 	uint64_t w = ckpt_watermark_now(pr);
 
-	if (!pr->sync_failed && ckpt_sync_dests(pr, false) == 0) {
-		pr->dests_settled = true;
-		for (int d = 0; d < pr->fs.nr_dst && pr->dests_settled; d++)
+	if (!pr->dur.sync_failed && ckpt_sync_dests(pr, false) == 0) {
+		pr->dur.dests_settled = true;
+		for (int d = 0; d < pr->fs.nr_dst && pr->dur.dests_settled; d++)
 			if (pr->fs.dst[d].fd >= 0 && file_identify(&pr->fs.dst[d]))
-				pr->dests_settled = false;
-		if (w > pr->durable)
+				pr->dur.dests_settled = false;
+		if (w > pr->dur.durable)
 			return ckpt_write(pr, state, w);
 	}
-	return ckpt_write(pr, state, pr->durable);
+	return ckpt_write(pr, state, pr->dur.durable);
 }
