@@ -16,6 +16,8 @@
 #ifndef IOU_CHAIN_H
 #define IOU_CHAIN_H
 
+#include "iou_types.h"
+
 #define IOU_UD_TAG_SHIFT	56
 
 /* what a CQE belongs to */

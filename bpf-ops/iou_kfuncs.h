@@ -6,6 +6,9 @@
 #ifndef IOU_KFUNCS_H
 #define IOU_KFUNCS_H
 
+#include "iou_types.h"
+#include <bpf/bpf_helpers.h>
+
 extern void uring_bpf_set_result(struct uring_bpf_data *data, int res) __ksym;
 extern ssize_t uring_bpf_memcpy(const struct uring_bpf_data *data,
 				struct io_bpf_buf_desc *dst,

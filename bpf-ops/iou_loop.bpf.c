@@ -8,7 +8,8 @@
  * The IORING_OP_BPF requests it submits are served by the uring_bpf_ops
  * programs of iou_ops.bpf.c, attached to the same ring.
  *
- * The logic is iou_loop_core.h, shared with a host model of it; this file
+ * The logic is iou_loop_core.{h,c}, shared with a host model of it; the
+ * .c is compiled into this unit (bpf-ops/Makefile says why), and this file
  * only binds it to the kfuncs. The program has no load-time constants (the
  * ring's geometry is in the parameter region), so the daemon loads it once
  * and links it to each loop ring through a struct_ops map of its own. (BPF_PROG() names its context ctx: the ring
@@ -21,6 +22,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iou_loop_core.h"
+#include "iou_loop_core.c"
 
 char LICENSE[] SEC("license") = "GPL";
 

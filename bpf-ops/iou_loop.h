@@ -2,8 +2,7 @@
 /*
  * What iou-offloadd and its loop_step program (iou_loop.bpf.c) share: the
  * layout of the parameter region (IOU_REGION_MEM). Included by the BPF
- * program (after vmlinux.h) and by the daemon (after iou_abi.h), and by the
- * host model of the program in tests/unit.
+ * program, the daemon and the host model of the program in tests/unit.
  *
  * The region is one struct iou_loop_ctl followed by the descriptor area:
  *
@@ -32,6 +31,7 @@
 #ifndef IOU_LOOP_H
 #define IOU_LOOP_H
 
+#include "iou_types.h"
 #include "iou_chain.h"
 
 #define IOU_LOOP_MAGIC		0x316c6f6f6c756f69ULL	/* "ioulool1" */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the daemon and its uring_bpf_ops programs agree on. Included by
- * the BPF programs (after vmlinux.h) and by the daemon (after iou_abi.h).
+ * What the daemon and its uring_bpf_ops programs agree on, included by both.
  *
  * An IORING_OP_BPF SQE from iou-offloadd carries:
  *   sqe->bpf_op_flags  op id << IORING_BPF_OP_SHIFT (one id per transform)
@@ -22,6 +21,8 @@
  */
 #ifndef IOU_OPS_H
 #define IOU_OPS_H
+
+#include "iou_types.h"
 
 /* op ids on the ring; 0 is left unused so a zeroed SQE reaches nothing */
 enum iou_op_id {

@@ -33,7 +33,7 @@
 #include "bpf_loader.h"
 #include "bpf_struct_ops.h"
 #include "clock.h"
-#include "iou_ops.h"
+#include "../bpf-ops/iou_ops.h"
 #include "log.h"
 
 #include "iou_ops.skel.h"

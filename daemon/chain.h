@@ -12,7 +12,7 @@
 
 #include "plan.h"
 #include "ring.h"
-#include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
+#include "../bpf-ops/iou_chain.h"
 
 struct pipeline_run;
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_bpf.h"	/* iou_abi.h first: the uapi types */
+#include "engine_bpf.h"
 #include "../bpf-ops/iou_ops.h"
 #include "bpf_loader.h"
 #include "engine.h"

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine_bpf.h"	/* iou_abi.h first: the uapi types */
+#include "engine_bpf.h"
 #include "../bpf-ops/iou_ops.h"
 #include "bpf_loader.h"
 #include "clock.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine_bpf.h"	/* iou_abi.h first: the uapi types */
+#include "engine_bpf.h"
 #include "engine_loop_int.h"
 #include "log.h"
 

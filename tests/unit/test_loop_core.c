@@ -28,8 +28,7 @@
 #include <unistd.h>
 
 #include "iou_abi.h"
-#define LOOP_FN static __attribute__((unused))
-#include "../bpf-ops/iou_loop_core.h"
+#include "../bpf-ops/iou_loop_core.h"	/* its pieces: iou_loop_core.o */
 #include "../bpf-ops/iou_ops.h"
 #include "engine_bpf.h"
 #include "loop_plan.h"
