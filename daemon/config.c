@@ -29,6 +29,9 @@ const struct enum_names read_policy_names = NAMES(
 	{ "round-robin", READ_ROUND_ROBIN }, { "primary", READ_PRIMARY });
 const struct enum_names stripe_io_names = NAMES(
 	{ "per-unit", STRIPE_IO_PER_UNIT }, { "gather", STRIPE_IO_GATHER });
+const struct enum_names data_path_names = NAMES(
+	{ "auto", DATA_PATH_AUTO }, { "copy", DATA_PATH_COPY },
+	{ "zero-copy", DATA_PATH_ZERO_COPY });
 const struct enum_names checksum_names = NAMES(
 	{ "none", CHECKSUM_NONE }, { "crc32c", CHECKSUM_CRC32C });
 
@@ -49,6 +52,7 @@ TO_STRING(gather_layout_to_string, enum gather_layout, gather_names)
 TO_STRING(device_target_to_string, enum device_target, target_names)
 TO_STRING(read_policy_to_string, enum read_policy, read_policy_names)
 TO_STRING(stripe_io_to_string, enum stripe_io, stripe_io_names)
+TO_STRING(data_path_to_string, enum data_path, data_path_names)
 TO_STRING(checksum_kind_to_string, enum checksum_kind, checksum_names)
 
 void settings_defaults(struct pipeline_settings *s)
@@ -82,6 +86,7 @@ void device_defaults(struct device_config *dc)
 	dc->read_policy = READ_ROUND_ROBIN;
 	/* per-unit moves no byte; gather did not measure faster (see the man page) */
 	dc->stripe_io = STRIPE_IO_PER_UNIT;
+	dc->data_path = DATA_PATH_AUTO;
 }
 
 /* pipeline and device names become file names: a safe alphabet */

@@ -108,6 +108,13 @@ enum read_policy {
 	READ_PRIMARY,		/* the first healthy member */
 };
 
+/* how a device's request data reaches the members (ublk_dev.c) */
+enum data_path {
+	DATA_PATH_AUTO,		/* zero copy where the kernel's ublk offers it */
+	DATA_PATH_COPY,		/* ublk copies each request through a tag buffer */
+	DATA_PATH_ZERO_COPY,	/* the request's own pages, or the device fails to start */
+};
+
 /* stripe: how a request with several units on one member reaches it */
 struct device_config {
 	char name[CONFIG_NAME_MAX + 1];
@@ -125,6 +132,7 @@ struct device_config {
 	uint32_t stripe_unit;
 	enum read_policy read_policy;
 	enum stripe_io stripe_io;
+	enum data_path data_path;
 	uint64_t size;			/* 0 in the file: as large as the members allow */
 	int key_line[CONFIG_KEYS_MAX];
 	uint64_t key_valid;
@@ -193,6 +201,7 @@ const char *transform_to_string(enum transform t);
 const char *device_target_to_string(enum device_target t);
 const char *read_policy_to_string(enum read_policy p);
 const char *stripe_io_to_string(enum stripe_io s);
+const char *data_path_to_string(enum data_path p);
 const char *checksum_kind_to_string(enum checksum_kind c);
 const char *gather_layout_to_string(enum gather_layout g);
 const char *engine_kind_to_string(enum engine_kind e);

@@ -149,6 +149,12 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 	if (dc->key_line[K_STRIPE_IO] && dc->target != TARGET_STRIPE)
 		add_error(st, dc->key_line[K_STRIPE_IO],
 			  "key 'stripe_io' is only valid with target = stripe");
+	/* the gather stages units through the tag buffer, which zero copy has not */
+	if (dc->data_path == DATA_PATH_ZERO_COPY && dc->target == TARGET_STRIPE &&
+	    dc->stripe_io == STRIPE_IO_GATHER)
+		add_error(st, dc->key_line[K_DATA_PATH],
+			  "data_path = zero-copy: not with stripe_io = gather, which stages the "
+			  "units through a tag buffer (expected auto or copy, or stripe_io = per-unit)");
 	if (dc->key_line[K_READ_POLICY] && dc->target != TARGET_MIRROR)
 		add_error(st, dc->key_line[K_READ_POLICY],
 			  "key 'read_policy' is only valid with target = mirror");
@@ -375,7 +381,7 @@ bool device_config_same(const struct device_config *a, const struct device_confi
 	    a->queue_depth != b->queue_depth || a->max_io_size != b->max_io_size ||
 	    a->logical_block_size != b->logical_block_size ||
 	    a->stripe_unit != b->stripe_unit || a->read_policy != b->read_policy ||
-	    a->stripe_io != b->stripe_io ||
+	    a->stripe_io != b->stripe_io || a->data_path != b->data_path ||
 	    a->size != b->size)
 		return false;
 	for (int i = 0; i < a->nr_backing; i++)

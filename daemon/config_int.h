@@ -26,6 +26,7 @@ enum key_id {
 	K_PROGRESS_INTERVAL,
 	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
 	K_READ_POLICY, K_SIZE, K_STRIPE_IO, K_BUFFER_CACHE, K_SPARSE, K_CHECKSUM,
+	K_DATA_PATH,
 	K_NR,
 };
 _Static_assert(K_NR <= CONFIG_KEYS_MAX, "key_line[] and the key_valid bits hold CONFIG_KEYS_MAX keys");
@@ -42,7 +43,7 @@ struct enum_names {
 };
 
 extern const struct enum_names checksum_names, engine_names, transform_names, gather_names,
-	target_names, read_policy_names, stripe_io_names;
+	target_names, read_policy_names, stripe_io_names, data_path_names;
 
 enum value_type {
 	V_NONE,		/* the key is not valid in this kind of section */

@@ -82,6 +82,7 @@ static const struct key_def keys[] = {
 	{ "size", K_SIZE, .device = SIZE64(V, size, 1, DEV_SIZE_MAX) },
 	{ "stripe_io", K_STRIPE_IO, .pipeline = ENUM(P, stripe_io, stripe_io_names),
 	  .device = ENUM(V, stripe_io, stripe_io_names) },
+	{ "data_path", K_DATA_PATH, .device = ENUM(V, data_path, data_path_names) },
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_NR, "one entry per key id");
 

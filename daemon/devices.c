@@ -51,17 +51,16 @@ static struct device_run *device_run_start(const struct device_config *dc,
 		return r;
 	}
 	log_notice("device %s: %s%s, %s%s%s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
-		   "engine %s%s", dc->name, r->dev->path,
+		   "data path %s, engine %s%s", dc->name, r->dev->path,
 		   r->dev->recovered ? " (taken over, its requests reissued)" : "",
 		   device_target_to_string(dc->target),
 		   dc->target == TARGET_STRIPE ? " stripe_io " : "",
 		   dc->target == TARGET_STRIPE ? stripe_io_to_string(dc->stripe_io) : "",
 		   dc->nr_backing, (unsigned long long)dc->size, r->dev->info.nr_hw_queues,
-		   r->dev->info.queue_depth, ublk_dev_engine(r->dev),
+		   r->dev->info.queue_depth, ublk_dev_data_path(r->dev), ublk_dev_engine(r->dev),
 		   r->dev->gather ? (use_bpf ? ", stripe units gathered by IORING_OP_BPF" :
 				     ", stripe units gathered by memcpy()") :
-		   dc->target == TARGET_STRIPE ? ", one request per stripe unit (no copy)" :
-		   ", no copy");
+		   dc->target == TARGET_STRIPE ? ", one request per stripe unit" : "");
 	return r;
 }
 
@@ -315,6 +314,8 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->bpf_ops = atomic_load(&d->dev->stats.bpf_ops);
 		e->bpf_bytes = atomic_load(&d->dev->stats.bpf_bytes);
 		e->user_copied = atomic_load(&d->dev->stats.user_copied);
+		e->driver_copied = atomic_load(&d->dev->stats.driver_copied);
+		snprintf(e->data_path, sizeof(e->data_path), "%s", ublk_dev_data_path(d->dev));
 		e->size = d->dev->cfg.size;
 		e->reads = atomic_load(&d->dev->stats.reads);
 		e->writes = atomic_load(&d->dev->stats.writes);

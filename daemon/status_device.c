@@ -17,6 +17,7 @@
 /* every key of a device but its name, each written as dev_KEY */
 static const struct kv_field fields[] = {
 	F(state, KV_STR), F(path, KV_STR), F(target, KV_STR), F(engine, KV_STR),
+	F(data_path, KV_STR), F(driver_copied, KV_U64),
 	F(size, KV_U64), F(reads, KV_U64), F(writes, KV_U64), F(bytes_read, KV_U64),
 	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
 	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
@@ -69,16 +70,17 @@ void status_devices_print(FILE *out, const struct status_device *devs, int nr, b
 
 	if (!nr)
 		return;
-	fprintf(out, "%-16s %-9s %-12s %-7s %-6s %11s %9s %9s %9s %8s %6s\n", "DEVICE",
-		"STATE", "PATH", "TARGET", "ENGINE", "SIZE", "IOPS", "MiB/s", "IN_FLIGHT",
-		"DEGRADED", "ERRORS");
+	fprintf(out, "%-16s %-9s %-12s %-7s %-6s %-9s %11s %9s %9s %9s %8s %6s\n", "DEVICE",
+		"STATE", "PATH", "TARGET", "ENGINE", "DATA_PATH", "SIZE", "IOPS", "MiB/s",
+		"IN_FLIGHT", "DEGRADED", "ERRORS");
 	for (int i = 0; i < nr; i++) {
 		const struct status_device *d = &devs[i];
 
 		human_bytes(d->size, size, sizeof(size));
-		fprintf(out, "%-16s %-9s %-12s %-7s %-6s %11s %9.0f %9.1f %9u %5d/%-2d %6" PRIu64
-			"\n", d->name, alive ? d->state : "gone", d->path[0] ? d->path : "-",
-			d->target[0] ? d->target : "-", d->engine[0] ? d->engine : "-", size,
+		fprintf(out, "%-16s %-9s %-12s %-7s %-6s %-9s %11s %9.0f %9.1f %9u %5d/%-2d %6"
+			PRIu64 "\n", d->name, alive ? d->state : "gone", d->path[0] ? d->path : "-",
+			d->target[0] ? d->target : "-", d->engine[0] ? d->engine : "-",
+			d->data_path[0] ? d->data_path : "-", size,
 			alive ? d->iops : 0.0, alive ? d->rate_bps / (1 << 20) : 0.0,
 			d->in_flight, d->degraded, d->members, d->errors);
 		if (d->layout[0])

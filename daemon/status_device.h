@@ -13,10 +13,12 @@ struct status_device {
 	char path[32];			/* /dev/ublkbN */
 	char target[16];
 	char engine[16];
+	char data_path[16];		/* zero-copy, copy */
 	uint64_t size;
 	uint64_t reads, writes, bytes_read, bytes_written, errors;
 	uint32_t in_flight;
 	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
+	uint64_t driver_copied;		/* copying path: bytes ublk copied through tag buffers */
 	double iops, rate_bps;
 	int members, degraded;
 	uint64_t resync_done, resync_total;	/* a mirror's resync: bytes copied of */

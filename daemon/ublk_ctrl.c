@@ -125,6 +125,22 @@ int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
 	return ctrl_cmd(c, UBLK_U_CMD_GET_DEV_INFO, dev_id, info, sizeof(*info), 0, 0);
 }
 
+int ublk_ctrl_get_features(struct ublk_ctrl *c, uint64_t *features)
+{
+	int ret;
+
+	*features = 0;
+	ret = ctrl_cmd(c, UBLK_U_CMD_GET_FEATURES, 0, features, sizeof(*features), 0, 0);
+	return ret == -EINVAL || ret == -ENOTTY ? -EOPNOTSUPP : ret;
+}
+
+int ublk_ctrl_get_queue_affinity(struct ublk_ctrl *c, uint32_t dev_id, uint16_t q_id,
+				 void *set, uint16_t len)
+{
+	memset(set, 0, len);
+	return ctrl_cmd(c, UBLK_U_CMD_GET_QUEUE_AFFINITY, dev_id, set, len, q_id, 0);
+}
+
 int ublk_ctrl_start_recovery(struct ublk_ctrl *c, uint32_t dev_id)
 {
 	return ctrl_cmd(c, UBLK_U_CMD_START_USER_RECOVERY, dev_id, NULL, 0, 0, 0);

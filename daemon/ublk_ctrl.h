@@ -37,6 +37,11 @@ int ublk_ctrl_del_dev_async(struct ublk_ctrl *c, uint32_t dev_id);
 /* @info of device @dev_id as the kernel has it; -ENODEV if there is none */
 int ublk_ctrl_get_dev_info(struct ublk_ctrl *c, uint32_t dev_id,
 			   struct ublksrv_ctrl_dev_info *info);
+/* UBLK_F_* this kernel offers; -EOPNOTSUPP before 6.5 (no zero copy there either) */
+int ublk_ctrl_get_features(struct ublk_ctrl *c, uint64_t *features);
+/* the CPUs the block layer maps to queue @q_id, as a cpu_set_t of @len bytes */
+int ublk_ctrl_get_queue_affinity(struct ublk_ctrl *c, uint32_t dev_id, uint16_t q_id,
+				 void *set, uint16_t len);
 /* USER_RECOVERY: -EBUSY until the kernel has quiesced the device after its server died */
 int ublk_ctrl_start_recovery(struct ublk_ctrl *c, uint32_t dev_id);
 /* waits until every queue has fetched again, at most @timeout_ms */

@@ -6,6 +6,12 @@
  * aborts their tags), join, close /dev/ublkcN, DEL_DEV_ASYNC. Never a
  * device something holds (a mount): that one is handed over instead, the
  * way a crash leaves it (USER_RECOVERY), for the next daemon to take over.
+ *
+ * The data path is picked when the device is added, from what the
+ * kernel's ublk offers (GET_FEATURES) and data_path: zero copy with
+ * AUTO_BUF_REG (and its fallback), else with REGISTER_IO_BUF by hand,
+ * else the copying mode. A device taken over is served the way it was
+ * added: its flags say which.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,6 +171,18 @@ static int char_open(struct ublk_dev *d)
 	return d->char_fd < 0 ? -errno : 0;
 }
 
+/* the CPUs the block layer sends queue @q's requests from; none known: left empty */
+static void queue_cpus(struct ublk_dev *d, int q, cpu_set_t *set)
+{
+	int ret = ublk_ctrl_get_queue_affinity(&d->ctrl, d->info.dev_id, q, set, sizeof(*set));
+
+	if (ret) {
+		CPU_ZERO(set);
+		log_info("device %s: queue %d: no CPU affinity (%s): its thread runs anywhere",
+			 d->cfg.name, q, strerror(-ret));
+	}
+}
+
 static int queues_start(struct ublk_dev *d, char *why, size_t len)
 {
 	int ret;
@@ -184,6 +202,8 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 		q->buf_size = d->info.max_io_buf_bytes;
 		q->gather = d->gather;
 		q->bpf = d->gather && d->use_bpf;
+		q->zc = d->zc;
+		queue_cpus(d, i, &q->cpus);
 		ret = ublk_queue_start(q);
 		if (ret) {
 			snprintf(why, len, "cannot start queue %d: %s", i, strerror(-ret));
@@ -248,6 +268,45 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 	free(d);
 }
 
+/*
+ * The zero-copy flags to add the device with (0: copying), from the
+ * kernel's features; -EOPNOTSUPP with @why where data_path = zero-copy
+ * cannot be had.
+ */
+static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *why, size_t len)
+{
+	uint64_t features = 0;
+	int ret;
+
+	*flags = 0;
+	/* the gather stages units through the tag buffer (the config refuses zero-copy) */
+	if (d->cfg.data_path == DATA_PATH_COPY || d->gather)
+		return 0;
+	ret = ublk_ctrl_get_features(&d->ctrl, &features);
+	if (ret)
+		log_info("device %s: GET_FEATURES: %s", d->cfg.name, strerror(-ret));
+	if (features & UBLK_F_AUTO_BUF_REG)
+		*flags = UBLK_F_AUTO_BUF_REG;
+	else if (features & UBLK_F_SUPPORT_ZERO_COPY)
+		*flags = UBLK_F_SUPPORT_ZERO_COPY;
+	if (!*flags && d->cfg.data_path == DATA_PATH_ZERO_COPY) {
+		snprintf(why, len, "data_path = zero-copy: this kernel's ublk offers neither "
+			 "UBLK_F_AUTO_BUF_REG nor UBLK_F_SUPPORT_ZERO_COPY (features %#llx; stock "
+			 "6.12 masks zero copy off): use data_path = auto or copy",
+			 (unsigned long long)features);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* what the device's flags (its own, or a taken-over one's) make of the data path */
+static enum ublk_zc dev_zc(const struct ublksrv_ctrl_dev_info *info)
+{
+	if (info->flags & UBLK_F_AUTO_BUF_REG)
+		return UBLK_ZC_AUTO;
+	return info->flags & UBLK_F_SUPPORT_ZERO_COPY ? UBLK_ZC_MANUAL : UBLK_ZC_NONE;
+}
+
 static void dev_info_wanted(const struct ublk_dev *d, struct ublksrv_ctrl_dev_info *info)
 {
 	*info = (struct ublksrv_ctrl_dev_info){
@@ -258,7 +317,7 @@ static void dev_info_wanted(const struct ublk_dev *d, struct ublksrv_ctrl_dev_in
 		.ublksrv_pid = getpid(),
 		/* a crashed daemon's device waits for the next, in-flight I/O reissued */
 		.flags = UBLK_F_CMD_IOCTL_ENCODE | UBLK_F_USER_RECOVERY |
-			 UBLK_F_USER_RECOVERY_REISSUE,
+			 UBLK_F_USER_RECOVERY_REISSUE | d->zc_flags,
 		.ublksrv_flags = ublk_fingerprint(&d->cfg),
 	};
 }
@@ -368,10 +427,13 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 		ret = members_open(d, why, len);
 	if (!ret)
 		ret = dev_open_ctrl(d, why, len);
+	if (!ret)
+		ret = dev_pick_path(d, &d->zc_flags, why, len);
 	if (!ret && !(ret = dev_recover(d, why, len)))
 		ret = dev_add(d, why, len);
 	else if (ret > 0)
 		ret = 0;
+	d->zc = dev_zc(&d->info);
 	if (!ret)
 		ret = dev_char_open(d, why, len);
 	if (!ret)
@@ -434,6 +496,11 @@ void ublk_dev_wake(struct ublk_dev *d)
 		if (d->queues[i].wake_fd >= 0 && eventfd_write(d->queues[i].wake_fd, 1) < 0)
 			log_warning("device %s: cannot wake queue %d: %s", d->cfg.name, i,
 				    strerror(errno));
+}
+
+const char *ublk_dev_data_path(const struct ublk_dev *d)
+{
+	return d->zc ? "zero-copy" : "copy";
 }
 
 const char *ublk_dev_engine(const struct ublk_dev *d)

@@ -15,6 +15,13 @@
 
 struct ublk_queue;
 
+/* where a request's data is when the daemon gets it (ublk_dev.c picks) */
+enum ublk_zc {
+	UBLK_ZC_NONE,		/* copied by the driver into the tag's buffer */
+	UBLK_ZC_AUTO,		/* its pages, registered by the driver at the tag's index */
+	UBLK_ZC_MANUAL,		/* its pages, registered by the queue (REGISTER_IO_BUF) */
+};
+
 /* what the queue threads count, read by the main thread for status */
 struct ublk_stats {
 	_Atomic uint64_t reads, writes, flushes, discards;
@@ -23,6 +30,7 @@ struct ublk_stats {
 	_Atomic uint32_t in_flight;	/* requests the daemon holds */
 	_Atomic uint64_t bpf_ops, bpf_bytes;	/* gathers by IORING_OP_BPF */
 	_Atomic uint64_t user_copied;	/* bytes gathered by memcpy() */
+	_Atomic uint64_t driver_copied;	/* copying path: bytes ublk copied to or from tag buffers */
 	_Atomic uint64_t member_errors[CONFIG_MAX_FILES];	/* backing requests failed, by member */
 };
 
@@ -41,6 +49,8 @@ struct ublk_dev {
 	bool recovered;			/* taken over from a daemon that died */
 	_Atomic bool handover;		/* the queues stop serving and leave the device */
 	bool gather;			/* stripe_io = gather */
+	uint64_t zc_flags;		/* UBLK_F_* of zero copy it is added with */
+	enum ublk_zc zc;		/* as the device was added (a take-over keeps it) */
 	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
 	int char_fd;			/* /dev/ublkcN */
@@ -79,6 +89,8 @@ void ublk_dev_stop(struct ublk_dev *d, int claim);
  * next, and the id stays in state_dir for the take-over. Frees @d.
  */
 void ublk_dev_handover(struct ublk_dev *d);
+/* the data path it runs: "zero-copy" or "copy" */
+const char *ublk_dev_data_path(const struct ublk_dev *d);
 /* members marked failed (a mirror's: stale, or resyncing) */
 int ublk_dev_degraded(const struct ublk_dev *d);
 /* wake every queue to look at the device's handover flag and the mirror's window */

@@ -5,16 +5,23 @@
  * the backing requests. ublk wants every command of a queue from one task,
  * which SINGLE_ISSUER makes explicit.
  *
- * Each tag's buffer is a slice of one registered area, and its address is
- * what FETCH_REQ names: the driver copies a write's data into it before the
- * fetch completes, and a read's data out of it after the commit. In
- * between the buffer goes to the members with READ_FIXED / WRITE_FIXED,
- * cut by the layout (ublk_map.c); a completion is judged by the chain
- * core's rules (iou_chain.h): a short transfer resubmits the rest.
+ * Copying: each tag's buffer is a slice of one registered area, and its
+ * address is what FETCH_REQ names: the driver copies a write's data into it
+ * before the fetch completes, and a read's data out of it after the commit.
+ * Zero copy: the ring has a sparse buffer table, and the request's own
+ * pages are buffer number tag there, put by the driver (AUTO_BUF_REG: the
+ * index rides in the sqe->addr of each fetch) or by the queue
+ * (REGISTER_IO_BUF, taken out again before the commit). Either way the
+ * buffer goes to the members with READ_FIXED / WRITE_FIXED at offsets into
+ * it, cut by the layout (ublk_map.c); a completion is judged by the chain
+ * core's rules (iou_chain.h): a short transfer resubmits the rest, a read
+ * that finds nothing (a member that shrank) fails the request, so a reader
+ * never gets bytes no member gave it.
  */
 #include <errno.h>
 #include <linux/fs.h>
 #include <poll.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +39,8 @@
 #define UD_UBLK_CMD	16
 #define UD_UBLK_SHUFFLE	17
 #define UD_UBLK_WAKE	18	/* the device's eventfd: look at dev->handover */
+#define UD_UBLK_REG	19	/* REGISTER_IO_BUF of a tag's request */
+#define UD_UBLK_UNREG	20	/* UNREGISTER_IO_BUF before its commit */
 
 struct ublk_tag {
 	uint64_t off;		/* of the request on the device */
@@ -48,6 +57,7 @@ struct ublk_tag {
 	int nr_units;		/* gather: per-unit pieces in q->units */
 	uint32_t staged;	/* gather: bytes that go through staging */
 	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
+	bool reg;		/* its pages registered by the queue: unregister at the end */
 };
 
 /* writes and discards change what a member holds */
@@ -81,24 +91,66 @@ static struct io_uring_sqe *q_sqe(struct ublk_queue *q)
 	return sqe;
 }
 
-static int q_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op, int result)
+/* a uring_cmd on /dev/ublkcN for @tag: @addr in the command, @ud its CQE's */
+static struct io_uring_sqe *q_uring_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op,
+					int result, uint64_t addr, uint64_t ud)
 {
 	struct io_uring_sqe *sqe = q_sqe(q);
 	struct ublksrv_io_cmd *cmd;
 
 	if (!sqe)
-		return -EBUSY;
+		return NULL;
 	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = 0;			/* registered file 0: /dev/ublkcN */
-	sqe->flags = IOSQE_FIXED_FILE;
+	/*
+	 * Zero copy: /dev/ublkcN by its plain fd. On 6.12 a request on a
+	 * registered file pins the ring's resource node, and a buffer taken
+	 * out of the table is let go (which completes the ublk request) only
+	 * once every node before its removal is unpinned: a fetch waiting for
+	 * the next request would hold every unregistration back for good.
+	 */
+	if (q->zc) {
+		sqe->fd = q->dev->char_fd;
+	} else {
+		sqe->fd = 0;		/* registered file 0: /dev/ublkcN */
+		sqe->flags = IOSQE_FIXED_FILE;
+	}
 	sqe->cmd_op = op;
 	cmd = (struct ublksrv_io_cmd *)sqe->cmd;
 	cmd->q_id = q->q_id;
 	cmd->tag = tag;
 	cmd->result = result;
-	cmd->addr = (uintptr_t)tag_buf(q, tag);
-	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_CMD, tag, 0));
+	cmd->addr = addr;
+	io_uring_sqe_set_data64(sqe, ud);
+	return sqe;
+}
+
+/* FETCH or COMMIT_AND_FETCH: the tag buffer's address, or none with zero copy */
+static int q_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op, int result)
+{
+	struct io_uring_sqe *sqe = q_uring_cmd(q, tag, op, result,
+					       q->zc ? 0 : (uintptr_t)tag_buf(q, tag),
+					       iou_ud(UD_UBLK_CMD, tag, 0));
+
+	if (!sqe)
+		return -EBUSY;
+	/*
+	 * AUTO_BUF_REG: the next request of this tag goes to buffer @tag;
+	 * should that fail, the request comes with UBLK_IO_F_NEED_REG_BUF
+	 * and is registered by hand (q_request)
+	 */
+	if (q->zc == UBLK_ZC_AUTO)
+		sqe->addr = tag | (uint64_t)UBLK_AUTO_BUF_REG_FALLBACK << 16;
 	q->cmds++;
+	return 0;
+}
+
+/* REGISTER_IO_BUF / UNREGISTER_IO_BUF: the request's pages as buffer @tag */
+static int q_buf_cmd(struct ublk_queue *q, unsigned int tag, bool reg)
+{
+	if (!q_uring_cmd(q, tag, reg ? UBLK_U_IO_REGISTER_IO_BUF : UBLK_U_IO_UNREGISTER_IO_BUF,
+			 0, tag, iou_ud(reg ? UD_UBLK_REG : UD_UBLK_UNREG, tag, 0)))
+		return -EBUSY;
+	q->backing++;
 	return 0;
 }
 
@@ -116,7 +168,15 @@ static void q_complete(struct ublk_queue *q, unsigned int tag, int res)
 		atomic_fetch_add(&st->bytes_read, res);
 	else if (t->op == UBLK_IO_OP_WRITE)
 		atomic_fetch_add(&st->bytes_written, res);
+	/* the driver copied a write in before the fetch, and copies a read out now */
+	if (!q->zc && res > 0 && (t->op == UBLK_IO_OP_READ || t->op == UBLK_IO_OP_WRITE))
+		atomic_fetch_add(&st->driver_copied, res);
 	atomic_fetch_sub(&st->in_flight, 1);
+	/* pages the queue registered are let go before the request completes */
+	if (t->reg && q_buf_cmd(q, tag, false))
+		log_err("device %s: queue %d: no SQE to unregister tag %u", q->dev->cfg.name,
+			q->q_id, tag);
+	t->reg = false;
 	if (q_cmd(q, tag, UBLK_U_IO_COMMIT_AND_FETCH_REQ, res))
 		log_err("device %s: queue %d: no SQE to commit tag %u", q->dev->cfg.name,
 			q->q_id, tag);
@@ -128,14 +188,17 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 	uint32_t done = q->done[tag * q->max_pieces + i];
 	struct io_uring_sqe *sqe = q_sqe(q);
 	int fi = p->member + 1;		/* registered files: 0 is /dev/ublkcN */
-	char *buf = (p->staged ? tag_stage(q, tag) : tag_buf(q, tag)) + p->buf_off + done;
+	/* zero copy: buffer @tag is the request's pages, addressed by offset */
+	char *buf = q->zc ? (char *)(uintptr_t)(p->buf_off + done) :
+		    (p->staged ? tag_stage(q, tag) : tag_buf(q, tag)) + p->buf_off + done;
+	int index = q->zc ? (int)tag : 0;
 
 	switch (q->tags[tag].op) {
 	case UBLK_IO_OP_READ:
-		io_uring_prep_read_fixed(sqe, fi, buf, p->len - done, p->off + done, 0);
+		io_uring_prep_read_fixed(sqe, fi, buf, p->len - done, p->off + done, index);
 		break;
 	case UBLK_IO_OP_WRITE:
-		io_uring_prep_write_fixed(sqe, fi, buf, p->len - done, p->off + done, 0);
+		io_uring_prep_write_fixed(sqe, fi, buf, p->len - done, p->off + done, index);
 		/* FUA: durable when it completes, on every member it goes to */
 		if (q->tags[tag].fua)
 			sqe->rw_flags |= RWF_DSYNC;
@@ -350,7 +413,36 @@ static void q_request(struct ublk_queue *q, unsigned int tag)
 		q_complete(q, tag, -EOPNOTSUPP);
 		return;
 	}
+	/* zero copy by hand, or AUTO_BUF_REG that could not: the pages first */
+	if ((t->op == UBLK_IO_OP_READ || t->op == UBLK_IO_OP_WRITE) &&
+	    (q->zc == UBLK_ZC_MANUAL ||
+	     (q->zc == UBLK_ZC_AUTO && (iod->op_flags & UBLK_IO_F_NEED_REG_BUF)))) {
+		if (q_buf_cmd(q, tag, true))
+			q_complete(q, tag, -EIO);
+		return;		/* q_registered() starts it */
+	}
 	q_start(q, tag);
+}
+
+static void q_registered(struct ublk_queue *q, unsigned int tag, int res)
+{
+	q->backing--;
+	if (res < 0) {
+		log_err("device %s: queue %d tag %u: REGISTER_IO_BUF: %s", q->dev->cfg.name,
+			q->q_id, tag, strerror(-res));
+		q_complete(q, tag, res);
+		return;
+	}
+	q->tags[tag].reg = true;
+	q_start(q, tag);
+}
+
+static void q_unregistered(struct ublk_queue *q, unsigned int tag, int res)
+{
+	q->backing--;
+	if (res < 0)
+		log_warning("device %s: queue %d tag %u: UNREGISTER_IO_BUF: %s",
+			    q->dev->cfg.name, q->q_id, tag, strerror(-res));
 }
 
 /* map and submit a request; a write into the resync window waits for it to move */
@@ -492,7 +584,7 @@ static int q_setup(struct ublk_queue *q)
 		cq = 2 * sq;
 	if (cq > 65536)
 		cq = 65536;
-	/* the tag buffer; with gather also staging and the descriptors, page aligned */
+	/* copying: the tag buffer; with gather also staging and the descriptors, page aligned */
 	q->slot_size = q->buf_size;
 	if (q->gather)
 		q->slot_size = (2 * (size_t)q->buf_size + ublk_gather_meta_size(q->max_pieces) +
@@ -522,10 +614,16 @@ static int q_setup(struct ublk_queue *q)
 	for (int i = 0; i < d->layout.nr; i++)
 		fds[i + 1] = d->member_fd[i];
 	ret = ring_register_files(&q->ring, fds, d->layout.nr + 1);
-	if (!ret)
+	if (ret)
+		return ret;
+	if (q->zc) {
+		/* one empty slot per tag: its requests' pages come and go there */
+		ret = io_uring_register_buffers_sparse(&q->ring.uring, q->depth);
+	} else {
 		ret = ring_mem_alloc(&q->mem, &area, 1);
-	if (!ret)
-		ret = ring_register_buffers(&q->ring, &q->mem);
+		if (!ret)
+			ret = ring_register_buffers(&q->ring, &q->mem);
+	}
 	if (ret)
 		return ret;
 	q->descs_len = (q->depth * sizeof(struct ublksrv_io_desc) + page - 1) / page * page;
@@ -571,8 +669,17 @@ static void *queue_thread(void *arg)
 	struct ublk_queue *q = arg;
 	struct io_uring_cqe *cqe;
 	unsigned int head, seen;
+	char name[16];
 	int ret;
 
+	/* named for ps and top: the device's number and the queue's */
+	snprintf(name, sizeof(name), "ublk%u:q%d", q->dev->info.dev_id, q->q_id);
+	pthread_setname_np(pthread_self(), name);
+	/* on the CPUs whose requests come to this queue: no hop to another CPU */
+	if (CPU_COUNT(&q->cpus) &&
+	    (ret = pthread_setaffinity_np(pthread_self(), sizeof(q->cpus), &q->cpus)))
+		log_warning("device %s: queue %d: cannot run on its CPUs: %s", q->dev->cfg.name,
+			    q->q_id, strerror(ret));
 	ret = q_setup(q);
 	if (ret) {
 		log_err("device %s: queue %d: setup failed: %s", q->dev->cfg.name, q->q_id,
@@ -603,6 +710,10 @@ static void *queue_thread(void *arg)
 				q_woken(q);
 			else if (iou_ud_tag(ud) == UD_UBLK_SHUFFLE)
 				q_shuffle_done(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == UD_UBLK_REG)
+				q_registered(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == UD_UBLK_UNREG)
+				q_unregistered(q, iou_ud_slot(ud), cqe->res);
 			else
 				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			seen++;

@@ -3,6 +3,7 @@
 #define IOU_UBLK_QUEUE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -20,9 +21,11 @@ struct ublk_queue {
 	size_t slot_size;		/* per tag in the area: buffer, staging, descriptors */
 	bool gather;			/* stripe_io = gather (ublk_gather.c) */
 	bool bpf;			/* ...by IORING_OP_BPF, else memcpy() */
+	enum ublk_zc zc;		/* zero copy: tag t's request is buffer t of a sparse table */
+	cpu_set_t cpus;			/* where the block layer sends its requests; empty: anywhere */
 	struct bpf_ops_handle *ops;
 	struct ring ring;
-	struct ring_mem mem;		/* tag t's slot at t * slot_size, buffer index 0 */
+	struct ring_mem mem;		/* copying: tag t's slot at t * slot_size, buffer index 0 */
 	const struct ublksrv_io_desc *descs;
 	size_t descs_len;
 	struct ublk_tag *tags;

@@ -8,6 +8,10 @@
 #             dm-raid1 (ram0, ram1; core log, nosync: no resync in the way)
 #   ublk bpf  [device] with engine = bpf, the same target and members
 #   ublk uring the same with engine = uring
+#   each on both data paths: data_path = zero-copy (the request's own
+#             pages, registered by the driver: READ/WRITE_FIXED at offsets
+#             into them) and data_path = copy (ublk copies every byte
+#             through a tag buffer); the gather runs on copy only
 #   stripe-gather: the ublk stripe with stripe_io = gather (the units of one
 #             member in a request gathered into one write: IORING_OP_BPF on
 #             bpf, memcpy on uring) beside the default per-unit writes
@@ -20,17 +24,20 @@
 # thread, io-wq's included) and the whole guest's busy CPU (/proc/stat: also
 # dm-raid1's kmirrord and other kernel workers), plus the daemon's exact
 # counts after each configuration (IORING_OP_BPF ops and bytes, bytes
-# memcpy'd). A TAP test per configuration says it ran with no error (no
+# memcpy'd by the daemon, bytes the driver copied through tag buffers, the
+# data path the device ran). A TAP test per configuration says it ran with no error (no
 # verdict on speed); one per target says ublk and dm lay the data out the
 # same way over the members. After the rounds, with perf in the payload,
-# a cpu-clock profile of dm and ublk bpf per target at UBLK_PROFILE.
+# a cpu-clock profile of dm and ublk bpf (zero copy and copy) per target at
+# UBLK_PROFILE.
 # Raw records go to $IOU_ARTIFACTS/raw.jsonl; run-bench.sh ublk turns them
 # into the table, JSON and plot (report_ublk.py).
 #
 # Knobs (environment, or iou.ublk_x=a,b on the kernel command line):
 # UBLK_MB (256: MiB per member), UBLK_RUNS (3), UBLK_RUNTIME (5 s per fio
 # run), UBLK_TARGETS ("linear stripe stripe-gather mirror"), UBLK_ENGINES
-# ("bpf uring"), UBLK_WORKLOADS ("4k-qd1 4k-qd32 1m-qd8"), UBLK_QUEUES (1),
+# ("bpf uring"), UBLK_PATHS ("zero-copy copy"), UBLK_WORKLOADS ("4k-qd1
+# 4k-qd32 1m-qd8"), UBLK_QUEUES (1),
 # UBLK_PROFILE (the workload profiled: "4k-qd32"; "none" for no profile).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +49,7 @@ UBLK_RUNS=${UBLK_RUNS:-3}
 UBLK_RUNTIME=${UBLK_RUNTIME:-5}
 UBLK_TARGETS=${UBLK_TARGETS:-linear stripe stripe-gather mirror}
 UBLK_ENGINES=${UBLK_ENGINES:-bpf uring}
+UBLK_PATHS=${UBLK_PATHS:-zero-copy copy}
 UBLK_WORKLOADS=${UBLK_WORKLOADS:-4k-qd1 4k-qd32 1m-qd8}
 UBLK_QUEUES=${UBLK_QUEUES:-1}
 UBLK_PROFILE=${UBLK_PROFILE:-4k-qd32}
@@ -97,8 +105,8 @@ dst() {
 	awk -v k="dev_$1" -F= '$1 == k { v = substr($0, length(k) + 2) } END { print v }' "$STATUS" 2>/dev/null
 }
 DPID=""
-ublk_up() {	# TARGET ENGINE -> DEV, DPID
-	local tf=$1 engine=$2 conf=$WORK/ublk.conf m
+ublk_up() {	# TARGET ENGINE PATH -> DEV, DPID
+	local tf=$1 engine=$2 path=${3:-auto} conf=$WORK/ublk.conf m
 	{
 		echo "[daemon]"
 		echo "state_dir = $WORK/state"
@@ -107,6 +115,7 @@ ublk_up() {	# TARGET ENGINE -> DEV, DPID
 		echo "[device bench]"
 		echo "target = ${tf%-gather}"
 		echo "engine = $engine"
+		echo "data_path = $path"
 		echo "nr_queues = $UBLK_QUEUES"
 		echo "queue_depth = 64"
 		echo "max_io_size = 1M"
@@ -141,12 +150,13 @@ ublk_down() {
 ublk_counts() {
 	local k v sep=""
 	sleep 1.1
-	for k in reads writes bpf_ops bpf_bytes user_copied errors; do
+	for k in reads writes bytes_read bytes_written bpf_ops bpf_bytes user_copied driver_copied errors; do
 		v=$(dst $k)
-		case "$k" in reads|writes|errors) printf '%s"dev_%s":%s' "$sep" "$k" "${v:-null}" ;;
+		case "$k" in reads|writes|bytes_*|errors) printf '%s"dev_%s":%s' "$sep" "$k" "${v:-null}" ;;
 		*) printf '%s"%s":%s' "$sep" "$k" "${v:-null}" ;; esac
 		sep=,
 	done
+	printf ',"data_path_run":"%s"' "$(dst data_path)"
 }
 
 # ---- one fio run --------------------------------------------------------------
@@ -191,18 +201,22 @@ fio_figures() {
 }
 
 # ---- configurations -----------------------------------------------------------
-configs=()	# kind|target|engine
+configs=()	# kind|target|engine|path
 for tf in $UBLK_TARGETS; do
-	[ "$tf" != stripe-gather ] && configs+=("dm|$tf|-")
-	for e in $UBLK_ENGINES; do configs+=("ublk|$tf|$e"); done
+	[ "$tf" != stripe-gather ] && configs+=("dm|$tf|-|-")
+	for p in $UBLK_PATHS; do
+		# the gather stages units through the tag buffer: copying only
+		[ "$tf" = stripe-gather ] && [ "$p" != copy ] && continue
+		for e in $UBLK_ENGINES; do configs+=("ublk|$tf|$e|$p"); done
+	done
 done
-declare -A FAILED=() RUNS=()
-label() { local k t e; IFS='|' read -r k t e <<<"$1"; [ "$k" = dm ] && echo "dm $t" || echo "ublk $t, engine $e"; }
+declare -A FAILED=() RUNS=() RANPATH=()
+label() { local k t e p; IFS='|' read -r k t e p <<<"$1"; [ "$k" = dm ] && echo "dm $t" || echo "ublk $t, engine $e, data_path $p"; }
 record() {	# CONFIG ROUND WORKLOAD LINE FIO COUNTS
-	local k t e
-	IFS='|' read -r k t e <<<"$1"
-	printf '{"system":"guest","accel":"%s","kind":"%s","target":"%s","engine":"%s","workload":"%s","round":%s,"runtime_s":%s,"member_mb":%s' \
-		"$accel" "$k" "$t" "$e" "$3" "$2" "$UBLK_RUNTIME" "$UBLK_MB"
+	local k t e p
+	IFS='|' read -r k t e p <<<"$1"
+	printf '{"system":"guest","accel":"%s","kind":"%s","target":"%s","engine":"%s","path":"%s","workload":"%s","round":%s,"runtime_s":%s,"member_mb":%s' \
+		"$accel" "$k" "$t" "$e" "$p" "$3" "$2" "$UBLK_RUNTIME" "$UBLK_MB"
 	local x
 	for x in $4 $5; do
 		case "${x#*=}" in ''|*[!0-9.-]*) continue ;; esac
@@ -216,15 +230,16 @@ t_start=$(date +%s)
 for r in $(seq 1 "$UBLK_RUNS"); do
 	for c in "${configs[@]}"; do
 		[ -n "${FAILED[$c]:-}" ] && continue
-		IFS='|' read -r kind tf engine <<<"$c"
+		IFS='|' read -r kind tf engine path <<<"$c"
 		if [ "$kind" = dm ]; then
 			dm_up "$tf" || { FAILED[$c]="dmsetup create failed: $(tail -2 "$OUT/logs/dmsetup.log" | tr '\n' ' ')"; dm_down; continue; }
 		else
-			ublk_up "$tf" "$engine" || { FAILED[$c]="the daemon did not bring the device up: $(tail -3 "$OUT/logs/daemon.log" | tr '\n' ' ')"; ublk_down; continue; }
+			ublk_up "$tf" "$engine" "$path" || { FAILED[$c]="the daemon did not bring the device up: $(tail -3 "$OUT/logs/daemon.log" | tr '\n' ' ')"; ublk_down; continue; }
+			RANPATH[$c]=$(dst data_path)
 		fi
 		lines=()
 		for wl in $UBLK_WORKLOADS; do
-			json=$OUT/logs/${kind}-${tf}-${engine}-$wl-r$r.json
+			json=$OUT/logs/${kind}-${tf}-${engine}-${path}-$wl-r$r.json
 			line=$(fio_run "$DEV" "$wl" "$json")
 			fig=$(fio_figures "$json")
 			lines+=("$wl|$line|$fig")
@@ -250,6 +265,10 @@ for c in "${configs[@]}"; do
 	else
 		ok "$(label "$c"): fio ran $UBLK_WORKLOADS with no error in ${RUNS[$c]:-0} rounds"
 	fi
+	IFS='|' read -r kind tf engine path <<<"$c"
+	[ "$kind" = ublk ] && [ -z "${FAILED[$c]:-}" ] &&
+		check "$(label "$c"): the device ran on the data path asked for (status: ${RANPATH[$c]:-none})" \
+			[ "${RANPATH[$c]:-}" = "$path" ]
 done
 
 # ---- the same layout: written through ublk, read back through dm ---------------
@@ -259,7 +278,7 @@ for tf in $UBLK_TARGETS; do
 	# at the device's start and across the members' boundary (linear)
 	off=0	# MiB
 	[ "$tf" = linear ] && off=$(((BYTES >> 20) - 8))
-	if ublk_up "$tf" bpf && dd if="$WORK/pattern" of="$DEV" bs=1M seek=$off oflag=direct status=none; then
+	if ublk_up "$tf" bpf zero-copy && dd if="$WORK/pattern" of="$DEV" bs=1M seek=$off oflag=direct status=none; then
 		ublk_down
 		if dm_up "$tf" && cmp -s "$WORK/pattern" <(dd if="$DEV" bs=1M skip=$off count=16 iflag=direct status=none) &&
 		   { [ "$tf" != mirror ] || cmp -s -n $((16 << 20)) /dev/ram0 /dev/ram1; }; then
@@ -274,7 +293,7 @@ for tf in $UBLK_TARGETS; do
 	fi
 done
 
-# ---- where the CPU goes: dm against ublk bpf at one workload ---------------------
+# ---- where the CPU goes: dm against ublk bpf (both paths) at one workload ----------
 PERF=$(command -v perf || ls "$here"/../[0-9][0-9]-bench-profile/perf 2>/dev/null | head -1)
 if [ "$UBLK_PROFILE" = none ]; then
 	:
@@ -285,10 +304,10 @@ else
 	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 	: > "$OUT/profile.txt"
 	for tf in $UBLK_TARGETS; do
-		for kind in dm ublk; do
-			[ "$tf" = stripe-gather ] && [ "$kind" = dm ] && continue
+		for kind in dm ublk-zero-copy ublk-copy; do
+			[ "$tf" = stripe-gather ] && [ "$kind" != ublk-copy ] && continue
 			tag=$kind-$tf
-			if [ "$kind" = dm ]; then dm_up "$tf"; else ublk_up "$tf" bpf; fi || { nok "profile $tag: device up"; continue; }
+			if [ "$kind" = dm ]; then dm_up "$tf"; else ublk_up "$tf" bpf "${kind#ublk-}"; fi || { nok "profile $tag: device up"; continue; }
 			data=$WORK/$tag.perf
 			"$PERF" record -q -a -e cpu-clock -F 499 -o "$data" -- \
 				fio --name=p --filename="$DEV" --ioengine=io_uring --direct=1 --fixedbufs \
@@ -312,7 +331,7 @@ else
 			rm -f "$data"
 		done
 	done
-	check "profiles of dm and ublk bpf at $UBLK_PROFILE recorded" [ -s "$OUT/profile.txt" ]
+	check "profiles of dm and ublk bpf (zero copy, copy) at $UBLK_PROFILE recorded" [ -s "$OUT/profile.txt" ]
 fi
 echo "# all done in $(( $(date +%s) - t_start )) s"
 plan

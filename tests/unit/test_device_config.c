@@ -260,6 +260,34 @@ static void bad_values_name_the_key_and_what_was_expected(void **state)
 		     "backing = 'relative': expected an absolute path");
 }
 
+static void data_path_defaults_to_auto_and_takes_copy_and_zero_copy(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "[device a]\ntarget = linear\nbacking = @D/a\n"
+	      "[device c]\ntarget = linear\nbacking = @D/b\ndata_path = copy\n"
+	      "[device z]\ntarget = linear\nbacking = @D/small\ndata_path = zero-copy\n");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.cfg.devices[0].data_path, DATA_PATH_AUTO);
+	assert_int_equal(p.cfg.devices[1].data_path, DATA_PATH_COPY);
+	assert_int_equal(p.cfg.devices[2].data_path, DATA_PATH_ZERO_COPY);
+	assert_string_equal(data_path_to_string(DATA_PATH_ZERO_COPY), "zero-copy");
+	done(&p);
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\ndata_path = nocopy\n",
+		     "test.conf:4: [device d]: ",
+		     "data_path = 'nocopy': expected auto, copy or zero-copy");
+}
+
+static void zero_copy_is_refused_with_the_stripe_gather_which_stages_through_a_tag_buffer(
+	void **state)
+{
+	(void)state;
+	expect_error("[device d]\ntarget = stripe\nbacking = @D/a\nbacking = @D/b\n"
+		     "stripe_io = gather\ndata_path = zero-copy\n", "test.conf:6: [device d]: ",
+		     "data_path = zero-copy: not with stripe_io = gather");
+}
+
 static void keys_are_checked_against_their_section(void **state)
 {
 	(void)state;
@@ -282,21 +310,26 @@ static void device_names_are_checked_and_unique(void **state)
 
 static void a_config_change_is_seen_by_device_config_same(void **state)
 {
-	struct parsed a, b;
+	struct parsed a, b, c;
 	struct device_config copy;
 
 	(void)state;
 	parse(&a, "[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n");
 	parse(&b, "[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
 	      "read_policy = primary\n");
+	parse(&c, "[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
+	      "data_path = copy\n");
 	assert_int_equal(a.ret, 0);
 	assert_int_equal(b.ret, 0);
 	assert_int_equal(device_config_dup(&a.cfg.devices[0], &copy), 0);
 	assert_true(device_config_same(&copy, &a.cfg.devices[0]));
 	assert_false(device_config_same(&copy, &b.cfg.devices[0]));
+	assert_int_equal(c.ret, 0);
+	assert_false(device_config_same(&copy, &c.cfg.devices[0]));
 	device_config_free(&copy);
 	done(&a);
 	done(&b);
+	done(&c);
 }
 
 int main(void)
@@ -319,6 +352,8 @@ int main(void)
 		cmocka_unit_test(stripe_and_mirror_need_two_members),
 		cmocka_unit_test(keys_of_another_target_are_rejected),
 		cmocka_unit_test(bad_values_name_the_key_and_what_was_expected),
+		cmocka_unit_test(data_path_defaults_to_auto_and_takes_copy_and_zero_copy),
+		cmocka_unit_test(zero_copy_is_refused_with_the_stripe_gather_which_stages_through_a_tag_buffer),
 		cmocka_unit_test(keys_are_checked_against_their_section),
 		cmocka_unit_test(device_names_are_checked_and_unique),
 		cmocka_unit_test(a_config_change_is_seen_by_device_config_same),
