@@ -133,6 +133,7 @@ struct device_config {
 	enum read_policy read_policy;
 	enum stripe_io stripe_io;
 	enum data_path data_path;
+	enum checksum_kind checksum;	/* crc32c: of each 4 KiB written, in the kernel */
 	uint64_t size;			/* 0 in the file: as large as the members allow */
 	int key_line[CONFIG_KEYS_MAX];
 	uint64_t key_valid;

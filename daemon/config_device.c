@@ -149,12 +149,28 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 	if (dc->key_line[K_STRIPE_IO] && dc->target != TARGET_STRIPE)
 		add_error(st, dc->key_line[K_STRIPE_IO],
 			  "key 'stripe_io' is only valid with target = stripe");
-	/* the gather stages units through the tag buffer, which zero copy has not */
+	/* the request's pages are a kernel buffer: only IORING_OP_BPF gathers from them */
 	if (dc->data_path == DATA_PATH_ZERO_COPY && dc->target == TARGET_STRIPE &&
-	    dc->stripe_io == STRIPE_IO_GATHER)
+	    dc->stripe_io == STRIPE_IO_GATHER && dc->engine == ENGINE_URING)
 		add_error(st, dc->key_line[K_DATA_PATH],
-			  "data_path = zero-copy: not with stripe_io = gather, which stages the "
-			  "units through a tag buffer (expected auto or copy, or stripe_io = per-unit)");
+			  "data_path = zero-copy: not with stripe_io = gather on engine = uring, "
+			  "whose memcpy() cannot reach the request's pages (expected engine = bpf "
+			  "or auto, or data_path = auto or copy)");
+	/* the sums are taken by IORING_OP_BPF from the request's own pages */
+	if (dc->checksum != CHECKSUM_NONE && dc->data_path == DATA_PATH_COPY)
+		add_error(st, dc->key_line[K_CHECKSUM],
+			  "checksum = %s: sums the request's own pages, which data_path = copy does "
+			  "not hand over (expected data_path = auto or zero-copy)",
+			  checksum_kind_to_string(dc->checksum));
+	if (dc->checksum != CHECKSUM_NONE && dc->target == TARGET_STRIPE &&
+	    dc->stripe_io == STRIPE_IO_GATHER)
+		add_error(st, dc->key_line[K_CHECKSUM],
+			  "checksum = %s: not with stripe_io = gather (the two are not combined)",
+			  checksum_kind_to_string(dc->checksum));
+	if (dc->checksum != CHECKSUM_NONE && dc->engine == ENGINE_URING)
+		add_error(st, dc->key_line[K_CHECKSUM],
+			  "checksum = %s: summed by IORING_OP_BPF, which engine = uring does not use "
+			  "(expected engine = auto or bpf)", checksum_kind_to_string(dc->checksum));
 	if (dc->key_line[K_READ_POLICY] && dc->target != TARGET_MIRROR)
 		add_error(st, dc->key_line[K_READ_POLICY],
 			  "key 'read_policy' is only valid with target = mirror");
@@ -382,6 +398,7 @@ bool device_config_same(const struct device_config *a, const struct device_confi
 	    a->logical_block_size != b->logical_block_size ||
 	    a->stripe_unit != b->stripe_unit || a->read_policy != b->read_policy ||
 	    a->stripe_io != b->stripe_io || a->data_path != b->data_path ||
+	    a->checksum != b->checksum ||
 	    a->size != b->size)
 		return false;
 	for (int i = 0; i < a->nr_backing; i++)

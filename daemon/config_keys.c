@@ -56,7 +56,8 @@ static const struct key_def keys[] = {
 	{ "truncate", K_TRUNCATE, .settings = BOOL(S, truncate) },
 	{ "repeat", K_REPEAT, .settings = BOOL(S, repeat) },
 	{ "sparse", K_SPARSE, .settings = BOOL(S, sparse) },
-	{ "checksum", K_CHECKSUM, .settings = ENUM(S, checksum, checksum_names) },
+	{ "checksum", K_CHECKSUM, .settings = ENUM(S, checksum, checksum_names),
+	  .device = ENUM(V, checksum, checksum_names) },
 
 	{ "transform", K_TRANSFORM, KEY_LAYOUT, .pipeline = ENUM(P, transform, transform_names) },
 	{ "gather", K_GATHER, KEY_LAYOUT, .pipeline = ENUM(P, gather, gather_names) },

@@ -315,6 +315,7 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->bpf_bytes = atomic_load(&d->dev->stats.bpf_bytes);
 		e->user_copied = atomic_load(&d->dev->stats.user_copied);
 		e->driver_copied = atomic_load(&d->dev->stats.driver_copied);
+		e->sums = atomic_load(&d->dev->stats.sums);
 		snprintf(e->data_path, sizeof(e->data_path), "%s", ublk_dev_data_path(d->dev));
 		e->size = d->dev->cfg.size;
 		e->reads = atomic_load(&d->dev->stats.reads);

@@ -17,7 +17,7 @@
 /* every key of a device but its name, each written as dev_KEY */
 static const struct kv_field fields[] = {
 	F(state, KV_STR), F(path, KV_STR), F(target, KV_STR), F(engine, KV_STR),
-	F(data_path, KV_STR), F(driver_copied, KV_U64),
+	F(data_path, KV_STR), F(driver_copied, KV_U64), F(sums, KV_U64),
 	F(size, KV_U64), F(reads, KV_U64), F(writes, KV_U64), F(bytes_read, KV_U64),
 	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
 	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
@@ -97,6 +97,9 @@ void status_devices_print(FILE *out, const struct status_device *devs, int nr, b
 			fprintf(out, "  stripe units gathered: %" PRIu64 " bytes by IORING_OP_BPF (%"
 				PRIu64 " requests), %" PRIu64 " bytes by memcpy()\n", d->bpf_bytes,
 				d->bpf_ops, d->user_copied);
+		if (d->sums)
+			fprintf(out, "  checksum: %" PRIu64 " 4 KiB blocks summed (CRC32C) by "
+				"IORING_OP_BPF from the requests' pages\n", d->sums);
 		if (d->error[0])
 			fprintf(out, "  %s: %s\n", !strcmp(d->state, "failed") ? "error" : "note",
 				d->error);

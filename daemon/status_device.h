@@ -19,6 +19,7 @@ struct status_device {
 	uint32_t in_flight;
 	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
 	uint64_t driver_copied;		/* copying path: bytes ublk copied through tag buffers */
+	uint64_t sums;			/* checksum: 4 KiB blocks summed by IORING_OP_BPF */
 	double iops, rate_bps;
 	int members, degraded;
 	uint64_t resync_done, resync_total;	/* a mirror's resync: bytes copied of */

@@ -31,6 +31,7 @@
 #include "ublk_member.h"
 #include "ublk_queue.h"
 #include "ublk_recover.h"
+#include "ublk_sums.h"
 
 #define START_TIMEOUT_MS	10000
 /* a daemon killed a moment ago holds the members until its rings are gone */
@@ -201,7 +202,8 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 		q->depth = d->info.queue_depth;
 		q->buf_size = d->info.max_io_buf_bytes;
 		q->gather = d->gather;
-		q->bpf = d->gather && d->use_bpf;
+		/* IORING_OP_BPF for the gather, or the sums (never both: the config refuses) */
+		q->bpf = (d->gather || d->crc) && d->use_bpf;
 		q->zc = d->zc;
 		queue_cpus(d, i, &q->cpus);
 		ret = ublk_queue_start(q);
@@ -263,6 +265,7 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 		d->member_fd[i] = -1;
 	}
 	ublk_mirror_close(d);
+	ublk_sums_close(d);
 	device_config_free(&d->cfg);
 	free(d->state_dir);
 	free(d);
@@ -279,9 +282,16 @@ static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *why, size_t 
 	int ret;
 
 	*flags = 0;
-	/* the gather stages units through the tag buffer (the config refuses zero-copy) */
-	if (d->cfg.data_path == DATA_PATH_COPY || d->gather)
+	if (d->cfg.data_path == DATA_PATH_COPY)
 		return 0;
+	/* the request's pages are a kernel buffer: only IORING_OP_BPF gathers from them */
+	if (d->gather && !d->use_bpf) {
+		if (d->cfg.data_path != DATA_PATH_ZERO_COPY)
+			return 0;
+		snprintf(why, len, "data_path = zero-copy with stripe_io = gather needs "
+			 "IORING_OP_BPF (engine bpf), which this kernel has not");
+		return -EOPNOTSUPP;
+	}
 	ret = ublk_ctrl_get_features(&d->ctrl, &features);
 	if (ret)
 		log_info("device %s: GET_FEATURES: %s", d->cfg.name, strerror(-ret));
@@ -434,6 +444,8 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 	else if (ret > 0)
 		ret = 0;
 	d->zc = dev_zc(&d->info);
+	if (!ret)
+		ret = ublk_sums_open(d, why, len);
 	if (!ret)
 		ret = dev_char_open(d, why, len);
 	if (!ret)

@@ -31,6 +31,7 @@ struct ublk_stats {
 	_Atomic uint64_t bpf_ops, bpf_bytes;	/* gathers by IORING_OP_BPF */
 	_Atomic uint64_t user_copied;	/* bytes gathered by memcpy() */
 	_Atomic uint64_t driver_copied;	/* copying path: bytes ublk copied to or from tag buffers */
+	_Atomic uint64_t sums;		/* checksum: 4 KiB blocks summed by IORING_OP_BPF */
 	_Atomic uint64_t member_errors[CONFIG_MAX_FILES];	/* backing requests failed, by member */
 };
 
@@ -53,6 +54,10 @@ struct ublk_dev {
 	enum ublk_zc zc;		/* as the device was added (a take-over keeps it) */
 	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
+	/* checksum = crc32c (ublk_sums.h): each block's sum, as last written whole */
+	uint32_t *crc;
+	uint8_t *crc_ok;
+	uint64_t nr_blocks;
 	int char_fd;			/* /dev/ublkcN */
 	struct ublk_queue *queues;
 	int nr_queues;

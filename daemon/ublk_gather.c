@@ -90,9 +90,9 @@ static void fixed(struct io_bpf_buf_desc *d, uint16_t index, char *addr, uint32_
 	d->len = len;
 }
 
-int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf, char *stage,
-		      uint16_t buf_index, void *meta, size_t meta_len, bool to_stage,
-		      struct ublk_shuffle *out)
+int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf,
+		      uint16_t buf_index, char *stage, uint16_t stage_index, void *meta,
+		      size_t meta_len, bool to_stage, struct ublk_shuffle *out)
 {
 	struct io_bpf_buf_desc *d = meta;
 	struct iovec *iov = (struct iovec *)(d + 2 * MAX_MEMBERS);
@@ -122,7 +122,7 @@ int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf, c
 		}
 		if (!bytes)
 			continue;
-		fixed(flat, buf_index, stage + start, bytes);
+		fixed(flat, stage_index, stage + start, bytes);
 		memset(vec, 0, sizeof(*vec));
 		vec->type = IO_BPF_BUF_REG_VEC;
 		vec->buf_index = buf_index;

@@ -8,7 +8,10 @@
  * member with one request (reads: one read, then scattered back), instead
  * of one request per unit. The copy is IORING_OP_BPF (uring_bpf_memcpy()
  * between the staging buffer, FIXED, and the units, REG_VEC) on the bpf
- * engine, memcpy() on the uring engine. Pure functions: the queue submits.
+ * engine, memcpy() on the uring engine. On zero copy the units are in the
+ * request's own pages, a kernel buffer: the REG_VEC names it by index, its
+ * iovecs are offsets into it, and only IORING_OP_BPF can reach it. Pure
+ * functions: the queue submits.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,13 +39,14 @@ int ublk_gather_merge(struct ublk_piece *pieces, int n, struct ublk_piece *units
 		      uint32_t *staged);
 
 /*
- * The descriptors for the copy between the units in @buf and @stage (into
- * staging for a write, out of it for a read), in @meta, all inside
- * registered buffer @buf_index. 0, or -E2BIG if @meta_len is too small.
+ * The descriptors for the copy between the units in @buf, registered
+ * buffer @buf_index (NULL on zero copy: the units' offsets in the kernel
+ * buffer), and @stage in @stage_index (into staging for a write, out of it
+ * for a read), in @meta. 0, or -E2BIG if @meta_len is too small.
  */
-int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf, char *stage,
-		      uint16_t buf_index, void *meta, size_t meta_len, bool to_stage,
-		      struct ublk_shuffle *out);
+int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf,
+		      uint16_t buf_index, char *stage, uint16_t stage_index, void *meta,
+		      size_t meta_len, bool to_stage, struct ublk_shuffle *out);
 
 /* the same copy with memcpy(); bytes copied */
 uint32_t ublk_gather_memcpy(const struct ublk_piece *units, int nr_units, char *buf,

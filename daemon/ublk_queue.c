@@ -19,6 +19,7 @@
  * never gets bytes no member gave it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/fs.h>
 #include <poll.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "log.h"
 #include "ublk_gather.h"
 #include "ublk_queue.h"
+#include "ublk_sums.h"
 #include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
 #include "../bpf-ops/iou_ops.h"
 
@@ -41,6 +43,7 @@
 #define UD_UBLK_WAKE	18	/* the device's eventfd: look at dev->handover */
 #define UD_UBLK_REG	19	/* REGISTER_IO_BUF of a tag's request */
 #define UD_UBLK_UNREG	20	/* UNREGISTER_IO_BUF before its commit */
+#define UD_UBLK_SUM	21	/* IORING_OP_BPF: the CRC32C of one 4 KiB block of a write */
 
 struct ublk_tag {
 	uint64_t off;		/* of the request on the device */
@@ -58,6 +61,10 @@ struct ublk_tag {
 	uint32_t staged;	/* gather: bytes that go through staging */
 	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
 	bool reg;		/* its pages registered by the queue: unregister at the end */
+	uint64_t sum_first;	/* checksum: the first whole block the write covers */
+	uint32_t nr_sums;	/* ... how many */
+	uint32_t sums_pending;	/* their IORING_OP_BPF requests in flight */
+	int sum_err;		/* the first that failed */
 };
 
 /* writes and discards change what a member holds */
@@ -66,6 +73,7 @@ static bool q_changes(const struct ublk_tag *t)
 	return t->op == UBLK_IO_OP_WRITE || t->op == UBLK_IO_OP_DISCARD;
 }
 
+/* copying: the tag buffer, at the start of its slot; zero copy has none */
 static char *tag_buf(const struct ublk_queue *q, unsigned int tag)
 {
 	return (char *)q->mem.base + (size_t)tag * q->slot_size;
@@ -74,7 +82,16 @@ static char *tag_buf(const struct ublk_queue *q, unsigned int tag)
 /* gather: the staging buffer after the tag buffer, then the descriptors */
 static char *tag_stage(const struct ublk_queue *q, unsigned int tag)
 {
-	return tag_buf(q, tag) + q->buf_size;
+	return tag_buf(q, tag) + (q->zc ? 0 : q->buf_size);
+}
+
+/* the gather's descriptors and iovecs, after staging */
+static char *tag_meta(const struct ublk_queue *q, unsigned int tag, size_t *len)
+{
+	char *meta = tag_stage(q, tag) + q->buf_size;
+
+	*len = tag_buf(q, tag) + q->slot_size - meta;
+	return meta;
 }
 
 static struct io_uring_sqe *q_sqe(struct ublk_queue *q)
@@ -189,9 +206,11 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 	struct io_uring_sqe *sqe = q_sqe(q);
 	int fi = p->member + 1;		/* registered files: 0 is /dev/ublkcN */
 	/* zero copy: buffer @tag is the request's pages, addressed by offset */
-	char *buf = q->zc ? (char *)(uintptr_t)(p->buf_off + done) :
-		    (p->staged ? tag_stage(q, tag) : tag_buf(q, tag)) + p->buf_off + done;
-	int index = q->zc ? (int)tag : 0;
+	char *buf = p->staged ? tag_stage(q, tag) + p->buf_off + done :
+		    q->zc ? (char *)(uintptr_t)(p->buf_off + done) :
+		    tag_buf(q, tag) + p->buf_off + done;
+	/* zero copy: the staging area is the slot after the requests' */
+	int index = !q->zc ? 0 : p->staged ? (int)q->depth : (int)tag;
 
 	switch (q->tags[tag].op) {
 	case UBLK_IO_OP_READ:
@@ -288,8 +307,10 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 }
 
 /*
- * The gather's copy between the units in the tag buffer and staging: an
- * IORING_OP_BPF request (true: its CQE goes on) or memcpy() right here.
+ * The gather's copy between the units in the tag buffer (zero copy: the
+ * request's pages) and staging: an IORING_OP_BPF request or memcpy() right
+ * here. True when the request goes on elsewhere: the CQE, or failed here
+ * (zero copy cannot copy in userspace).
  */
 static bool q_shuffle(struct ublk_queue *q, unsigned int tag, bool to_stage)
 {
@@ -298,10 +319,12 @@ static bool q_shuffle(struct ublk_queue *q, unsigned int tag, bool to_stage)
 	struct ublk_stats *st = &q->dev->stats;
 	struct ublk_shuffle sh;
 	struct io_uring_sqe *sqe;
+	size_t meta_len;
+	char *meta = tag_meta(q, tag, &meta_len);
 
-	if (q->bpf && !ublk_gather_descs(u, t->nr_units, tag_buf(q, tag), tag_stage(q, tag), 0,
-					 tag_stage(q, tag) + q->buf_size,
-					 q->slot_size - 2 * (size_t)q->buf_size, to_stage, &sh) &&
+	if (q->bpf && !ublk_gather_descs(u, t->nr_units, q->zc ? NULL : tag_buf(q, tag),
+					 q->zc ? tag : 0, tag_stage(q, tag),
+					 q->zc ? q->depth : 0, meta, meta_len, to_stage, &sh) &&
 	    (sqe = q_sqe(q))) {
 		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, (void *)(uintptr_t)sh.desc_addr,
 				 sh.nr_pairs, sh.expect);
@@ -309,6 +332,12 @@ static bool q_shuffle(struct ublk_queue *q, unsigned int tag, bool to_stage)
 		io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_SHUFFLE, tag, 0));
 		t->expect = sh.expect;
 		q->backing++;
+		return true;
+	}
+	if (q->zc) {
+		log_err("device %s: queue %d tag %u: no IORING_OP_BPF for the gather",
+			q->dev->cfg.name, q->q_id, tag);
+		q_complete(q, tag, -EIO);
 		return true;
 	}
 	atomic_fetch_add(&st->user_copied,
@@ -321,6 +350,79 @@ static void q_submit_pieces(struct ublk_queue *q, unsigned int tag)
 {
 	for (int i = 0; i < q->tags[tag].nr; i++)
 		q_piece_submit(q, tag, i);
+}
+
+/*
+ * checksum = crc32c: one IORING_OP_BPF per whole 4 KiB block of a write,
+ * whose source is a KFIXED descriptor (buffer <tag>: the request's pages,
+ * at the block's offset in them); true if they went (the pieces go when
+ * they are back). A block the write covers in part is forgotten.
+ */
+static bool q_sums(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct io_bpf_buf_desc *pairs = q->sum_descs;
+	struct io_uring_sqe *sqe;
+	uint64_t first;
+	uint32_t nr;
+
+	if (t->off % UBLK_SUM_BLOCK || t->len % UBLK_SUM_BLOCK)
+		ublk_sums_forget(q->dev, t->off, t->len);
+	ublk_sums_span(t->off, t->len, &first, &nr);
+	if (!nr || nr > q->sums_per_tag)
+		return false;
+	t->sum_first = first;
+	t->nr_sums = nr;
+	t->sums_pending = 0;
+	t->sum_err = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t k = tag * q->sums_per_tag + i;
+		struct io_bpf_buf_desc *p = &pairs[2 * (size_t)k];
+
+		memset(p, 0, 2 * sizeof(*p));
+		p[1].type = IO_BPF_BUF_KFIXED;
+		p[1].buf_index = tag;
+		p[1].addr = (first + i) * UBLK_SUM_BLOCK - t->off;
+		p[1].len = UBLK_SUM_BLOCK;
+		if (!(sqe = q_sqe(q))) {
+			t->sum_err = -EBUSY;
+			break;
+		}
+		/* one pair; sqe->off names the sums[] entry the CRC goes to */
+		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, p, 1, q->sums_base + k);
+		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_SUM, 0);
+		io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_SUM, tag, i));
+		q->backing++;
+		t->sums_pending++;
+	}
+	if (!t->sums_pending) {
+		ublk_sums_record(q->dev, first, NULL, nr, false);
+		return false;
+	}
+	return true;
+}
+
+/* a block's sum is back: once all are, they are kept and the write goes out */
+static void q_sum_done(struct ublk_queue *q, unsigned int tag, int res)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_dev *d = q->dev;
+	uint32_t crc[t->nr_sums];
+
+	q->backing--;
+	if (res == (int)UBLK_SUM_BLOCK)
+		atomic_fetch_add(&d->stats.sums, 1);
+	else if (!t->sum_err)
+		t->sum_err = res < 0 ? res : -EIO;
+	if (--t->sums_pending)
+		return;
+	if (t->sum_err)
+		log_warning("device %s: queue %d tag %u: summing the write at %" PRIu64 ": %s",
+			    d->cfg.name, q->q_id, tag, t->off, strerror(-t->sum_err));
+	for (uint32_t i = 0; i < t->nr_sums; i++)
+		crc[i] = bpf_sums_get(q->sums_base + tag * q->sums_per_tag + i);
+	ublk_sums_record(d, t->sum_first, crc, t->nr_sums, !t->sum_err);
+	q_submit_pieces(q, tag);
 }
 
 /* a write's units are in staging: out they go; a read's are back: done */
@@ -470,6 +572,8 @@ static void q_start(struct ublk_queue *q, unsigned int tag)
 	memset(&q->done[tag * q->max_pieces], 0, n * sizeof(*q->done));
 	if (t->staged && t->op == UBLK_IO_OP_WRITE && q_shuffle(q, tag, true))
 		return;		/* the pieces go when the gather completes */
+	if (q->dev->crc && t->op == UBLK_IO_OP_WRITE && q_sums(q, tag))
+		return;		/* ... when the sums are taken */
 	q_submit_pieces(q, tag);
 }
 
@@ -584,10 +688,13 @@ static int q_setup(struct ublk_queue *q)
 		cq = 2 * sq;
 	if (cq > 65536)
 		cq = 65536;
-	/* copying: the tag buffer; with gather also staging and the descriptors, page aligned */
-	q->slot_size = q->buf_size;
+	/*
+	 * copying: the tag buffer; with gather also staging and the
+	 * descriptors, page aligned; zero copy: only the gather's part
+	 */
+	q->slot_size = q->zc ? 0 : q->buf_size;
 	if (q->gather)
-		q->slot_size = (2 * (size_t)q->buf_size + ublk_gather_meta_size(q->max_pieces) +
+		q->slot_size = (q->slot_size + q->buf_size + ublk_gather_meta_size(q->max_pieces) +
 				page - 1) / page * page;
 	area = (size_t)q->depth * q->slot_size;
 	q->tags = calloc(q->depth, sizeof(*q->tags));
@@ -616,9 +723,29 @@ static int q_setup(struct ublk_queue *q)
 	ret = ring_register_files(&q->ring, fds, d->layout.nr + 1);
 	if (ret)
 		return ret;
+	if (d->crc) {
+		q->sums_per_tag = q->buf_size / UBLK_SUM_BLOCK;
+		q->sum_descs = calloc((size_t)q->depth * q->sums_per_tag * 2,
+				      sizeof(struct io_bpf_buf_desc));
+		q->sums_base = bpf_sums_alloc(q->depth * q->sums_per_tag);
+		if (!q->sum_descs)
+			return -ENOMEM;
+		if (q->sums_base < 0) {
+			log_err("device %s: queue %d: no room for %u sums (queue_depth x max_io_size "
+				"/ 4K; %u in all): a smaller queue_depth or max_io_size",
+				d->cfg.name, q->q_id, q->depth * q->sums_per_tag, IOU_SUMS_MAX);
+			return q->sums_base;
+		}
+	}
 	if (q->zc) {
 		/* one empty slot per tag: its requests' pages come and go there */
-		ret = io_uring_register_buffers_sparse(&q->ring.uring, q->depth);
+		ret = io_uring_register_buffers_sparse(&q->ring.uring, q->depth + q->gather);
+		/* the gather's staging: the slot after them */
+		if (!ret && q->gather && !(ret = ring_mem_alloc(&q->mem, &area, 1)))
+			ret = io_uring_register_buffers_update_tag(&q->ring.uring, q->depth,
+								   q->mem.iov, NULL, 1);
+		if (ret > 0)
+			ret = 0;
 	} else {
 		ret = ring_mem_alloc(&q->mem, &area, 1);
 		if (!ret)
@@ -652,6 +779,11 @@ static void q_teardown(struct ublk_queue *q)
 	q->ops = NULL;
 	ring_exit(&q->ring);	/* cancels any command still in the kernel */
 	ring_mem_free(&q->mem);
+	if (q->sums_base >= 0)
+		bpf_sums_free(q->sums_base, q->depth * q->sums_per_tag);
+	q->sums_base = -1;
+	free(q->sum_descs);
+	q->sum_descs = NULL;
 	free(q->tags);
 	free(q->pieces);
 	free(q->done);
@@ -714,6 +846,8 @@ static void *queue_thread(void *arg)
 				q_registered(q, iou_ud_slot(ud), cqe->res);
 			else if (iou_ud_tag(ud) == UD_UBLK_UNREG)
 				q_unregistered(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == UD_UBLK_SUM)
+				q_sum_done(q, iou_ud_slot(ud), cqe->res);
 			else
 				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			seen++;
@@ -733,6 +867,7 @@ int ublk_queue_start(struct ublk_queue *q)
 	int ret;
 
 	atomic_store(&q->ready, 0);
+	q->sums_base = -1;
 	q->max_pieces = ublk_map_max_pieces(&q->dev->layout, q->buf_size);
 	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->wake_fd < 0)

@@ -11,7 +11,8 @@
 #   each on both data paths: data_path = zero-copy (the request's own
 #             pages, registered by the driver: READ/WRITE_FIXED at offsets
 #             into them) and data_path = copy (ublk copies every byte
-#             through a tag buffer); the gather runs on copy only
+#             through a tag buffer); the gather on zero copy needs the bpf
+#             engine (IORING_OP_BPF from the request's pages)
 #   stripe-gather: the ublk stripe with stripe_io = gather (the units of one
 #             member in a request gathered into one write: IORING_OP_BPF on
 #             bpf, memcpy on uring) beside the default per-unit writes
@@ -205,9 +206,11 @@ configs=()	# kind|target|engine|path
 for tf in $UBLK_TARGETS; do
 	[ "$tf" != stripe-gather ] && configs+=("dm|$tf|-|-")
 	for p in $UBLK_PATHS; do
-		# the gather stages units through the tag buffer: copying only
-		[ "$tf" = stripe-gather ] && [ "$p" != copy ] && continue
-		for e in $UBLK_ENGINES; do configs+=("ublk|$tf|$e|$p"); done
+		for e in $UBLK_ENGINES; do
+			# memcpy cannot reach the request's pages: that gather copies
+			[ "$tf" = stripe-gather ] && [ "$p" = zero-copy ] && [ "$e" = uring ] && continue
+			configs+=("ublk|$tf|$e|$p")
+		done
 	done
 done
 declare -A FAILED=() RUNS=() RANPATH=()
@@ -305,7 +308,7 @@ else
 	: > "$OUT/profile.txt"
 	for tf in $UBLK_TARGETS; do
 		for kind in dm ublk-zero-copy ublk-copy; do
-			[ "$tf" = stripe-gather ] && [ "$kind" != ublk-copy ] && continue
+			[ "$tf" = stripe-gather ] && [ "$kind" = dm ] && continue
 			tag=$kind-$tf
 			if [ "$kind" = dm ]; then dm_up "$tf"; else ublk_up "$tf" bpf "${kind#ublk-}"; fi || { nok "profile $tag: device up"; continue; }
 			data=$WORK/$tag.perf

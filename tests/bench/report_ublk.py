@@ -189,19 +189,20 @@ def full_md(groups):
 
 def gather_md(groups):
     lines = ["## Stripe: gathered units against one write per unit", "",
-             "On the copying path (the gather stages through the tag buffer): "
-             "stripe_io = per-unit (the default: each 64K unit straight from the tag buffer) against "
+             "bpf on zero copy (the units gathered by IORING_OP_BPF from the request's pages), uring on the "
+             "copying path (memcpy cannot reach the pages): "
+             "stripe_io = per-unit (the default: each 64K unit straight from the request's buffer) against "
              "stripe_io = gather (a member's units gathered into one write: IORING_OP_BPF with the bpf "
              "engine, memcpy with uring). Exact counts per ublk request from the daemon's status file, over the "
              "daemon's whole life (every workload of a round; medians over the rounds).", "",
-             "| workload | per-unit bpf | per-unit uring | gather bpf | gather uring | gather bpf / per-unit bpf | "
+             "| workload | per-unit bpf zc | per-unit uring copy | gather bpf zc | gather uring copy | gather bpf / per-unit bpf | "
              "gather bpf / gather uring | gather bpf: IORING_OP_BPF per req, bytes per req | gather uring: memcpy bytes per req |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for w in WORKLOADS:
         m = metric(w)
-        # the gather runs on the copying path: per-unit on the same path beside it
-        pb, pu = groups.get(("ublk bpf copy", "stripe", w)), groups.get(("ublk uring copy", "stripe", w))
-        gb, gu = groups.get(("ublk bpf copy", "stripe-gather", w)), groups.get(("ublk uring copy", "stripe-gather", w))
+        # per-unit beside the gather on the same path: bpf on zero copy, uring (memcpy) copies
+        pb, pu = groups.get(("ublk bpf zero-copy", "stripe", w)), groups.get(("ublk uring copy", "stripe", w))
+        gb, gu = groups.get(("ublk bpf zero-copy", "stripe-gather", w)), groups.get(("ublk uring copy", "stripe-gather", w))
         if not (gb or gu):
             continue
         unit = " MiB/s" if m == "mib_s" else " IOPS"

@@ -279,13 +279,40 @@ static void data_path_defaults_to_auto_and_takes_copy_and_zero_copy(void **state
 		     "data_path = 'nocopy': expected auto, copy or zero-copy");
 }
 
-static void zero_copy_is_refused_with_the_stripe_gather_which_stages_through_a_tag_buffer(
+static void zero_copy_is_refused_with_a_gather_by_memcpy_which_cannot_reach_the_pages(
 	void **state)
 {
+	struct parsed p;
+
 	(void)state;
 	expect_error("[device d]\ntarget = stripe\nbacking = @D/a\nbacking = @D/b\n"
-		     "stripe_io = gather\ndata_path = zero-copy\n", "test.conf:6: [device d]: ",
-		     "data_path = zero-copy: not with stripe_io = gather");
+		     "stripe_io = gather\nengine = uring\ndata_path = zero-copy\n",
+		     "test.conf:7: [device d]: ",
+		     "data_path = zero-copy: not with stripe_io = gather on engine = uring");
+	parse(&p, "[device d]\ntarget = stripe\nbacking = @D/a\nbacking = @D/b\n"
+	      "stripe_io = gather\nengine = bpf\ndata_path = zero-copy\n");
+	assert_int_equal(p.ret, 0);
+	done(&p);
+}
+
+static void checksum_on_a_device_needs_the_requests_pages_and_iouring_op_bpf(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "[device d]\ntarget = linear\nbacking = @D/a\nchecksum = crc32c\n");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.cfg.devices[0].checksum, CHECKSUM_CRC32C);
+	done(&p);
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\ndata_path = copy\n"
+		     "checksum = crc32c\n", "test.conf:5: [device d]: ",
+		     "checksum = crc32c: sums the request's own pages, which data_path = copy");
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nengine = uring\n"
+		     "checksum = crc32c\n", "test.conf:5: [device d]: ",
+		     "checksum = crc32c: summed by IORING_OP_BPF, which engine = uring does not use");
+	expect_error("[device d]\ntarget = stripe\nbacking = @D/a\nbacking = @D/b\n"
+		     "stripe_io = gather\nchecksum = crc32c\n", "test.conf:6: [device d]: ",
+		     "checksum = crc32c: not with stripe_io = gather (the two are not combined)");
 }
 
 static void keys_are_checked_against_their_section(void **state)
@@ -353,7 +380,8 @@ int main(void)
 		cmocka_unit_test(keys_of_another_target_are_rejected),
 		cmocka_unit_test(bad_values_name_the_key_and_what_was_expected),
 		cmocka_unit_test(data_path_defaults_to_auto_and_takes_copy_and_zero_copy),
-		cmocka_unit_test(zero_copy_is_refused_with_the_stripe_gather_which_stages_through_a_tag_buffer),
+		cmocka_unit_test(zero_copy_is_refused_with_a_gather_by_memcpy_which_cannot_reach_the_pages),
+		cmocka_unit_test(checksum_on_a_device_needs_the_requests_pages_and_iouring_op_bpf),
 		cmocka_unit_test(keys_are_checked_against_their_section),
 		cmocka_unit_test(device_names_are_checked_and_unique),
 		cmocka_unit_test(a_config_change_is_seen_by_device_config_same),

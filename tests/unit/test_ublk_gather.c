@@ -108,7 +108,7 @@ static void the_bpf_descriptors_pair_staging_with_the_units(void **state)
 	(void)state;
 	n = ublk_map(&l, true, 0, 0, 8 * UNIT, p, 16);
 	ublk_gather_merge(p, n, u, &staged);
-	assert_int_equal(ublk_gather_descs(u, n, buf, stage, 0, d, meta_len, true, &sh), 0);
+	assert_int_equal(ublk_gather_descs(u, n, buf, 0, stage, 0, d, meta_len, true, &sh), 0);
 	assert_int_equal(sh.nr_pairs, 3);
 	assert_int_equal(sh.expect, 8 * UNIT);
 	assert_ptr_equal((void *)(uintptr_t)sh.desc_addr, d);
@@ -118,7 +118,7 @@ static void the_bpf_descriptors_pair_staging_with_the_units(void **state)
 		assert_int_equal(d[2 * k + 1].type, IO_BPF_BUF_REG_VEC);
 		assert_int_equal(d[2 * k + 1].len, k < 2 ? 3 : 2);
 	}
-	assert_int_equal(ublk_gather_descs(u, n, buf, stage, 0, d, meta_len, false, &sh), 0);
+	assert_int_equal(ublk_gather_descs(u, n, buf, 0, stage, 0, d, meta_len, false, &sh), 0);
 	assert_int_equal(d[0].type, IO_BPF_BUF_REG_VEC);
 	assert_int_equal(d[1].type, IO_BPF_BUF_FIXED);
 	free(d);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ublk_map.h"
+#include "ublk_sums.h"
 #include "testutil.h"
 
 static struct ublk_layout layout(enum device_target t, int nr, uint64_t size, uint32_t unit,
@@ -125,6 +126,30 @@ static void a_request_past_the_end_is_refused(void **state)
 	assert_int_equal(ublk_map(&l, false, 0, 0, 0, p, 8), -EINVAL);
 }
 
+/* checksum = crc32c: a partly written block's sum would be of bytes the write did not carry */
+static void a_write_is_summed_only_over_the_4k_blocks_it_covers_whole(void **state)
+{
+	uint64_t first;
+	uint32_t nr;
+
+	(void)state;
+	ublk_sums_span(0, 8192, &first, &nr);
+	assert_int_equal(first, 0);
+	assert_int_equal(nr, 2);
+	ublk_sums_span(4096 * 5, 4096, &first, &nr);
+	assert_int_equal(first, 5);
+	assert_int_equal(nr, 1);
+	/* 512 bytes into block 0 up to 512 into block 3: blocks 1 and 2 whole */
+	ublk_sums_span(512, 3 * 4096, &first, &nr);
+	assert_int_equal(first, 1);
+	assert_int_equal(nr, 2);
+	/* inside one block: none */
+	ublk_sums_span(1024, 2048, &first, &nr);
+	assert_int_equal(nr, 0);
+	ublk_sums_span(4096 - 512, 1024, &first, &nr);
+	assert_int_equal(nr, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +158,7 @@ int main(void)
 		cmocka_unit_test(linear_requests_split_at_member_boundaries),
 		cmocka_unit_test(mirror_writes_go_to_every_member_and_reads_to_one),
 		cmocka_unit_test(a_request_past_the_end_is_refused),
+		cmocka_unit_test(a_write_is_summed_only_over_the_4k_blocks_it_covers_whole),
 	};
 
 	return cmocka_run_group_tests_name("ublk map", tests, NULL, NULL);
