@@ -5,7 +5,12 @@
  *
  * Paths: FIXED -> FIXED and FIXED -> REG_VEC (the destination split into
  * --vecs entries with a page gap between them, inside one registered
- * buffer). Sizes 4 KiB, 64 KiB, 1 MiB. Methods:
+ * buffer), and KFIXED -> FIXED: the source is the pages of a 1 MiB WRITE
+ * request of a ublk device this process serves with zero copy
+ * (UBLK_F_SUPPORT_ZERO_COPY), registered in the ring's buffer table while
+ * the request is held; its memcpy columns copy the same bytes between user
+ * buffers, as a server without zero copy would have them. Sizes 4 KiB,
+ * 64 KiB, 1 MiB. Methods:
  *   kfunc      one copy per IORING_OP_BPF request, --qd requests per
  *              io_uring_enter(): what a pipeline pays per block
  *   kfunc-x16  16 copies per request (a loop in issue_fn): the kfunc's own
@@ -31,6 +36,8 @@
  * table.md + kfunc.json in --out DIR when given.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -45,6 +52,7 @@
 /* the patched uapi header first: liburing's copy has the same include guard */
 #include <linux/io_uring.h>
 #include <liburing.h>
+#include <linux/ublk_cmd.h>
 #include <bpf/libbpf.h>
 #include "kfunc_bench.h"
 #include "kfunc_bench.skel.h"
@@ -57,10 +65,12 @@
 #define OP_ID		0
 #define CRC_OP_ID	1
 
-enum path { PATH_FIXED, PATH_REG_VEC, NR_PATHS };
+enum path { PATH_FIXED, PATH_REG_VEC, PATH_KFIXED, NR_PATHS };
 enum method { M_KFUNC, M_KFUNC_X16, M_MEMCPY, M_MOVSB, NR_METHODS };
 
-static const char *const path_name[] = { "FIXED->FIXED", "FIXED->REG_VEC" };
+static const char *const path_name[] = { "FIXED->FIXED", "FIXED->REG_VEC", "KFIXED->FIXED" };
+#define KBUF_INDEX	2	/* the ublk request's pages in the buffer table */
+#define UD_UBLK		(1ULL << 40)	/* user_data of ublk commands */
 static const char *const method_name[] = { "kfunc", "kfunc-x16", "memcpy", "rep-movsb" };
 static const unsigned int method_reps[] = { 1, 16, 1, 1 };
 static const size_t sizes[] = { 4096, 65536, MAX_SIZE };
@@ -100,6 +110,14 @@ struct bench {
 	struct result crc_res[NR_CRC_SIZES][NR_CRC_METHODS];
 	uint32_t crc_want;		/* of the size being measured */
 	volatile uint32_t crc_sink;	/* userspace CRCs land here */
+	/* the ublk zero-copy device whose held WRITE request KFIXED names */
+	int ublk_ctrl_fd, ublk_cdev, ublk_ok;
+	struct io_uring ublk_ctrl;
+	struct ublksrv_ctrl_dev_info ublk_info;
+	const struct ublksrv_io_desc *ublk_iod;
+	pthread_t writer;
+	int writer_ret, writer_started;
+	char ublk_err[128];
 };
 
 static double now(void)
@@ -162,6 +180,12 @@ static unsigned int layout(struct bench *b, enum path p, size_t size)
 	b->desc[0].buf_index = 0;
 	b->desc[0].addr = (uintptr_t)b->src;
 	b->desc[0].len = size;
+	if (p == PATH_KFIXED) {
+		/* the request's first bytes, by offset */
+		b->desc[0].type = IO_BPF_BUF_KFIXED;
+		b->desc[0].buf_index = KBUF_INDEX;
+		b->desc[0].addr = 0;
+	}
 	b->desc[1].buf_index = 1;
 	if (p == PATH_REG_VEC) {
 		b->desc[1].type = IO_BPF_BUF_REG_VEC;
@@ -457,6 +481,247 @@ static void crc_measure(struct bench *b, unsigned int z, enum crc_method m)
 		snprintf(r->err, sizeof(r->err), "CRC %#x, want %#x", got, b->crc_want);
 }
 
+/* submit one control command on /dev/ublk-control (SQE128 ring) */
+static int ublk_ctrl_submit(struct bench *b, __u32 op, __u64 addr, __u16 len, __u64 data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ublk_ctrl);
+	struct ublksrv_ctrl_cmd *c;
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = b->ublk_ctrl_fd;
+	sqe->cmd_op = op;
+	c = (struct ublksrv_ctrl_cmd *)sqe->cmd;
+	c->dev_id = b->ublk_info.dev_id;
+	c->queue_id = (__u16)-1;
+	c->addr = addr;
+	c->len = len;
+	c->data[0] = data;
+	ret = io_uring_submit(&b->ublk_ctrl);
+	return ret == 1 ? 0 : (ret < 0 ? ret : -EIO);
+}
+
+/* the result of the control command submitted last */
+static int ublk_ctrl_reap(struct bench *b)
+{
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_wait_cqe(&b->ublk_ctrl, &cqe);
+
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(&b->ublk_ctrl, cqe);
+	return ret;
+}
+
+/* one control command, synchronously */
+static int ublk_ctrl_cmd(struct bench *b, __u32 op, __u64 addr, __u16 len, __u64 data)
+{
+	int ret = ublk_ctrl_submit(b, op, addr, len, data);
+
+	return ret ? ret : ublk_ctrl_reap(b);
+}
+
+/* one io command for tag 0 on the benchmark's ring; its CQE's res */
+static int ublk_io_cmd(struct bench *b, __u32 op, int result, __u64 addr, bool wait)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
+	struct ublksrv_io_cmd *c;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = b->ublk_cdev;
+	sqe->cmd_op = op;
+	sqe->user_data = UD_UBLK | op;
+	c = (struct ublksrv_io_cmd *)sqe->cmd;
+	c->q_id = 0;
+	c->tag = 0;
+	c->result = result;
+	c->addr = addr;
+	ret = io_uring_submit(&b->ring);
+	if (ret != 1)
+		return ret < 0 ? ret : -EIO;
+	if (!wait)
+		return 0;
+	ret = io_uring_wait_cqe(&b->ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->user_data == (UD_UBLK | op) ? cqe->res : -EPROTO;
+	io_uring_cqe_seen(&b->ring, cqe);
+	return ret;
+}
+
+/* the client: one 1 MiB O_DIRECT write of the source's bytes */
+static void *ublk_writer(void *p)
+{
+	struct bench *b = p;
+	char path[64];
+	int fd = -1, i;
+
+	snprintf(path, sizeof(path), "/dev/ublkb%u", b->ublk_info.dev_id);
+	for (i = 0; i < 200 && fd < 0; i++) {
+		fd = open(path, O_WRONLY | O_DIRECT);
+		if (fd < 0)
+			usleep(20000);
+	}
+	if (fd < 0) {
+		b->writer_ret = -errno;
+		return NULL;
+	}
+	b->writer_ret = pwrite(fd, b->src, MAX_SIZE, 0) == (ssize_t)MAX_SIZE ? 0 : -EIO;
+	close(fd);
+	return NULL;
+}
+
+/*
+ * A ublk device with zero copy, one queue of depth 1, served on the
+ * benchmark's ring: a writer thread writes the source's 1 MiB to it, and
+ * the request is held with its pages at KBUF_INDEX. Other requests (the
+ * kernel's partition scan reads) are completed as zero-filled short reads.
+ */
+static int ublk_setup(struct bench *b)
+{
+	struct ublk_params params = { 0 };
+	struct io_uring_cqe *cqe;
+	char path[64];
+	int ret;
+
+	b->ublk_ctrl_fd = open("/dev/ublk-control", O_RDWR);
+	if (b->ublk_ctrl_fd < 0)
+		return -errno;
+	ret = io_uring_queue_init(4, &b->ublk_ctrl, IORING_SETUP_SQE128);
+	if (ret)
+		return ret;
+	b->ublk_info.nr_hw_queues = 1;
+	b->ublk_info.queue_depth = 1;
+	b->ublk_info.max_io_buf_bytes = MAX_SIZE;
+	b->ublk_info.dev_id = (__u32)-1;
+	b->ublk_info.ublksrv_pid = getpid();
+	b->ublk_info.flags = UBLK_F_SUPPORT_ZERO_COPY;
+	ret = ublk_ctrl_cmd(b, UBLK_U_CMD_ADD_DEV, (uintptr_t)&b->ublk_info,
+			    sizeof(b->ublk_info), 0);
+	if (ret)
+		return ret;
+	b->ublk_ok = 1;		/* added: teardown deletes it */
+	params.len = sizeof(params);
+	params.types = UBLK_PARAM_TYPE_BASIC;
+	params.basic.logical_bs_shift = 9;
+	params.basic.physical_bs_shift = 12;
+	params.basic.io_opt_shift = 12;
+	params.basic.io_min_shift = 9;
+	params.basic.max_sectors = MAX_SIZE >> 9;
+	params.basic.dev_sectors = (2 * MAX_SIZE) >> 9;
+	ret = ublk_ctrl_cmd(b, UBLK_U_CMD_SET_PARAMS, (uintptr_t)&params, sizeof(params), 0);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/dev/ublkc%u", b->ublk_info.dev_id);
+	b->ublk_cdev = open(path, O_RDWR);
+	if (b->ublk_cdev < 0)
+		return -errno;
+	b->ublk_iod = mmap(NULL, 4096, PROT_READ, MAP_SHARED | MAP_POPULATE, b->ublk_cdev,
+			   UBLKSRV_CMD_BUF_OFFSET);
+	if (b->ublk_iod == MAP_FAILED) {
+		b->ublk_iod = NULL;
+		return -errno;
+	}
+	ret = ublk_io_cmd(b, UBLK_U_IO_FETCH_REQ, 0, 0, false);
+	if (ret)
+		return ret;
+	/*
+	 * START_DEV adds the disk, whose partition scan reads it: served
+	 * below, so START_DEV is only submitted here and reaped after.
+	 */
+	ret = ublk_ctrl_submit(b, UBLK_U_CMD_START_DEV, 0, 0, getpid());
+	if (ret)
+		return ret;
+	b->ublk_ok = 2;		/* started, or starting */
+	if (pthread_create(&b->writer, NULL, ublk_writer, b))
+		return -EAGAIN;
+	b->writer_started = 1;
+	for (;;) {
+		unsigned int op, bytes;
+
+		ret = io_uring_wait_cqe(&b->ring, &cqe);
+		if (ret)
+			return ret;
+		ret = cqe->res;
+		io_uring_cqe_seen(&b->ring, cqe);
+		if (ret != UBLK_IO_RES_OK)
+			return ret < 0 ? ret : -EIO;
+		op = b->ublk_iod[0].op_flags & 0xff;
+		bytes = b->ublk_iod[0].nr_sectors << 9;
+		if (op == UBLK_IO_OP_WRITE && bytes == MAX_SIZE && !b->ublk_iod[0].start_sector)
+			break;
+		/* not the writer's: a read completes zero-filled, anything else as done */
+		ret = ublk_io_cmd(b, UBLK_U_IO_COMMIT_AND_FETCH_REQ,
+				  op == UBLK_IO_OP_READ ? 0 : (int)bytes, 0, false);
+		if (ret)
+			return ret;
+	}
+	ret = ublk_ctrl_reap(b);
+	if (ret)
+		return ret;
+	ret = ublk_io_cmd(b, UBLK_U_IO_REGISTER_IO_BUF, 0, KBUF_INDEX, true);
+	if (ret)
+		return ret;
+	b->ublk_ok = 3;		/* the request is held at KBUF_INDEX */
+	return 0;
+}
+
+static void ublk_teardown(struct bench *b)
+{
+	if (b->ublk_ok >= 3) {
+		ublk_io_cmd(b, UBLK_U_IO_UNREGISTER_IO_BUF, 0, KBUF_INDEX, true);
+		ublk_io_cmd(b, UBLK_U_IO_COMMIT_AND_FETCH_REQ, MAX_SIZE, 0, false);
+	}
+	if (b->ublk_ok >= 2 && !ublk_ctrl_submit(b, UBLK_U_CMD_STOP_DEV, 0, 0, 0)) {
+		/*
+		 * Serve what comes until STOP_DEV is done (it waits for the
+		 * requests delivered): reads complete zero-filled, as above.
+		 */
+		for (int i = 0; i < 3000; i++) {
+			struct __kernel_timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+			struct io_uring_cqe *cqe;
+			int res;
+
+			if (!io_uring_peek_cqe(&b->ublk_ctrl, &cqe)) {
+				io_uring_cqe_seen(&b->ublk_ctrl, cqe);
+				break;
+			}
+			if (io_uring_wait_cqe_timeout(&b->ring, &cqe, &ts))
+				continue;
+			res = cqe->res;
+			io_uring_cqe_seen(&b->ring, cqe);
+			if (res == UBLK_IO_RES_OK)
+				ublk_io_cmd(b, UBLK_U_IO_COMMIT_AND_FETCH_REQ,
+					    (b->ublk_iod[0].op_flags & 0xff) == UBLK_IO_OP_READ ?
+					    0 : (int)(b->ublk_iod[0].nr_sectors << 9), 0, false);
+		}
+	}
+	if (b->writer_started)
+		pthread_join(b->writer, NULL);
+	if (b->ublk_iod)
+		munmap((void *)b->ublk_iod, 4096);
+	if (b->ublk_cdev > 0)
+		close(b->ublk_cdev);
+	b->ublk_cdev = -1;
+	if (b->ublk_ok >= 1)
+		ublk_ctrl_cmd(b, UBLK_U_CMD_DEL_DEV, 0, 0, 0);
+	if (b->ublk_ctrl_fd > 0) {
+		io_uring_queue_exit(&b->ublk_ctrl);
+		close(b->ublk_ctrl_fd);
+	}
+	b->ublk_ok = 0;
+	b->ublk_ctrl_fd = -1;
+}
+
 static int bench_setup(struct bench *b)
 {
 	struct io_uring_params params;
@@ -485,7 +750,14 @@ static int bench_setup(struct bench *b)
 	}
 	reg[0] = (struct iovec){ b->src, MAX_SIZE };
 	reg[1] = (struct iovec){ b->dst, b->dst_span };
-	ret = io_uring_register_buffers(&b->ring, reg, 2);
+	/* and an empty slot, KBUF_INDEX, for the ublk request's pages */
+	ret = io_uring_register_buffers_sparse(&b->ring, KBUF_INDEX + 1);
+	if (!ret) {
+		__u64 tags[2] = { 0, 0 };
+
+		ret = io_uring_register_buffers_update_tag(&b->ring, 0, reg, tags, 2);
+		ret = ret == 2 ? 0 : (ret < 0 ? ret : -EIO);
+	}
 	if (ret) {
 		printf("# register buffers: %s\n", strerror(-ret));
 		return ret;
@@ -563,6 +835,11 @@ static void print_table(struct bench *b, FILE *f, const char *prefix, const char
 				k->ns_per_copy);
 		}
 	}
+	fprintf(f, "%s\n", prefix);
+	fprintf(f, "%sKFIXED->FIXED: the kfunc copies from a held ublk WRITE request's pages "
+		"(zero copy); its memcpy columns are the same bytes between user buffers%s\n",
+		prefix, b->ublk_ok == 3 || b->res[PATH_KFIXED][0][M_KFUNC].median ? "" :
+		" (not measured: no ublk zero-copy device)");
 	fprintf(f, "%s\n", prefix);
 	fprintf(f, "%sCRC32C of a FIXED buffer: uring_bpf_crc32c() (ours, not upstream's) vs "
 		"userspace, MiB/s median of %u runs [min, max]\n", prefix, b->o.runs);
@@ -693,6 +970,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("ok %u - load the benchmark's uring_bpf_ops program on an IORING_SETUP_BPF_OP ring\n", t++);
+	c = ublk_setup(&b);
+	if (c) {
+		snprintf(b.ublk_err, sizeof(b.ublk_err), "no ublk zero-copy request to hold: %s",
+			 strerror(-c));
+		ublk_teardown(&b);
+	}
+	printf("# KFIXED source: %s\n", b.ublk_ok == 3 ?
+	       "a held 1 MiB WRITE request of a ublk zero-copy device" : b.ublk_err);
 
 	/* methods alternate within each (path, size), so drift hits all alike */
 	for (p = 0; p < NR_PATHS; p++) {
@@ -700,8 +985,13 @@ int main(int argc, char **argv)
 			for (m = 0; m < NR_METHODS; m++) {
 				struct result *r = &b.res[p][z][m];
 
-				measure(&b, p, z, m);
 				size_name(sizes[z], sz, sizeof(sz));
+				if (p == PATH_KFIXED && b.ublk_ok != 3) {
+					printf("ok %u - %s %s %s # SKIP %s\n", t++, method_name[m],
+					       path_name[p], sz, b.ublk_err);
+					continue;
+				}
+				measure(&b, p, z, m);
 				if (r->verified) {
 					printf("ok %u - %s %s %s: %.1f MiB/s [%.1f, %.1f], %lu units x %u runs, "
 					       "destination verified\n", t++, method_name[m], path_name[p], sz,
@@ -733,6 +1023,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	ublk_teardown(&b);
+	if (b.writer_started && b.writer_ret)
+		printf("# the ublk writer: %s\n", strerror(-b.writer_ret));
 	print_table(&b, stdout, "# ", accel);
 	if (b.o.out) {
 		FILE *f = open_out(b.o.out, "table.md");
