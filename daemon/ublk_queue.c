@@ -179,6 +179,9 @@ static void q_complete(struct ublk_queue *q, unsigned int tag, int res)
 	if (t->counted && --q->win_busy == 0)
 		atomic_store(&q->win_ack, q->win_seen);
 	t->counted = t->busy = false;
+	/* a write that failed leaves its blocks unknown: their sums are of nothing written */
+	if (res < 0 && q->dev->crc && t->op == UBLK_IO_OP_WRITE)
+		ublk_sums_forget(q->dev, t->off, t->len);
 	if (res < 0)
 		atomic_fetch_add(&st->errors, 1);
 	else if (t->op == UBLK_IO_OP_READ)
