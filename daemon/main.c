@@ -48,6 +48,8 @@ static void usage(FILE *out)
 "  iou-offloadd udev-name ublkbN           the [device NAME] of /dev/ublkbN (udev: /dev/iou/NAME)\n"
 "  iou-offloadd verify [--source] [NAME...] read back what checksum = crc32c recorded and\n"
 "                                          compare every block (0 verified, 1 mismatch, 4 none)\n"
+"  iou-offloadd scrub [NAME...]            verify every finished pipeline, kept as its last\n"
+"                                          scrub (iou-offload-scrub@NAME.timer: monthly)\n"
 "\n"
 "One-shot commands (one pipeline, run as --once; the same command again resumes it):\n"
 "  iou-offloadd copy [OPT] SRC DST\n"
@@ -329,23 +331,23 @@ static void status_from_checkpoints(struct status_report *r, const char *state_d
 			r->entries[i].bytes_durable = ck.done;
 }
 
-/* each pipeline's last `iou-offloadd verify`, from state_dir */
+/* each pipeline's last `iou-offloadd verify` and `scrub`, from state_dir */
 static void status_add_verifies(struct status_report *r, const char *state_dir)
 {
 	struct verify_record v;
 
 	for (int i = 0; state_dir && i < r->nr; i++) {
-		struct status_entry *e = &r->entries[i];
+		for (int scrub = 0; scrub < 2; scrub++) {
+			struct status_check *c = scrub ? &r->entries[i].scrub : &r->entries[i].verify;
 
-		if (verify_record_load(state_dir, e->name, &v))
-			continue;
-		e->verify.known = true;
-		e->verify.when = v.when;
-		e->verify.blocks = v.blocks;
-		e->verify.bytes = v.bytes;
-		e->verify.mismatches = v.mismatches;
-		e->verify.complete = v.complete;
-		e->verify.failed = v.failed;
+			if (verify_record_load(state_dir, r->entries[i].name, scrub, &v))
+				continue;
+			*c = (struct status_check){
+				.known = true, .when = v.when, .blocks = v.blocks, .bytes = v.bytes,
+				.mismatches = v.mismatches, .complete = v.complete,
+				.failed = v.failed,
+			};
+		}
 	}
 }
 
@@ -425,6 +427,7 @@ int main(int argc, char **argv)
 	const char *check = NULL, *status_file = NULL;
 	bool do_check = false, do_status = false, do_open = false, do_reload = false;
 	bool do_release = false, do_udev = false, do_verify = false, verify_source = false;
+	bool do_scrub = false;
 	bool json = false;
 	int c;
 
@@ -435,7 +438,7 @@ int main(int argc, char **argv)
 
 		if (rc >= 0)
 			return rc;
-		rc = verify_main(&opts, opts.verify_source, NULL, 0);
+		rc = verify_main(&opts, opts.verify_source, false, NULL, 0);
 		free((char *)opts.config_text);
 		return rc;
 	}
@@ -451,11 +454,11 @@ int main(int argc, char **argv)
 		free((char *)opts.config_text);
 		return rc;
 	}
-	/* the `status`, `reload`, `release`, `udev-name` and `verify` verbs, anywhere among the options */
+	/* the `status`, `reload`, `release`, `udev-name`, `verify` and `scrub` verbs, anywhere among the options */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "status") && strcmp(argv[i], "reload") &&
 		    strcmp(argv[i], "release") && strcmp(argv[i], "udev-name") &&
-		    strcmp(argv[i], "verify"))
+		    strcmp(argv[i], "verify") && strcmp(argv[i], "scrub"))
 			continue;
 		if (i > 1 && argv[i - 1][0] == '-' && argv[i - 1][1] != '-' &&
 		    strchr("cls", argv[i - 1][1]) && !argv[i - 1][2])
@@ -465,6 +468,7 @@ int main(int argc, char **argv)
 		do_release = !strcmp(argv[i], "release");
 		do_udev = !strcmp(argv[i], "udev-name");
 		do_verify = !strcmp(argv[i], "verify");
+		do_scrub = !strcmp(argv[i], "scrub");
 		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 		argc--;
 		break;
@@ -514,8 +518,9 @@ int main(int argc, char **argv)
 		check = argv[optind++];
 	if (do_udev && optind + 1 == argc)
 		return devices_udev_name(opts.config_path, argv[optind]);
-	if (do_verify)
-		return verify_main(&opts, verify_source, argv + optind, argc - optind);
+	if (do_verify || do_scrub)
+		return verify_main(&opts, verify_source && do_verify, do_scrub, argv + optind,
+				   argc - optind);
 	if (do_release && optind == argc)
 		return devices_release(opts.config_path);
 	if (do_reload && optind + 1 >= argc)

@@ -154,6 +154,30 @@ static bool state_was_live(const char *state)
 	       !strcmp(state, "retrying");
 }
 
+/* a pipeline's last verify or scrub, one line of the table */
+static void print_check(FILE *out, const char *what, const struct status_check *c, uint64_t now)
+{
+	char ago[32];
+
+	if (!c->known)
+		return;
+	human_duration(now > c->when ? now - c->when : 0, ago, sizeof(ago));
+	fprintf(out, "  last %s: %s ago, %" PRIu64 " block(s) (%s), %" PRIu64 " mismatch(es)%s\n",
+		what, ago, c->blocks, c->complete ? "the whole copy" : "up to its checkpoint",
+		c->mismatches, c->failed ? ", a file could not be read" : "");
+}
+
+/* the same as a JSON member */
+static void json_check(FILE *out, const char *key, const struct status_check *c)
+{
+	if (!c->known)
+		return;
+	fprintf(out, ", \"%s\": {\"when\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"bytes\": %"
+		PRIu64 ", \"mismatches\": %" PRIu64 ", \"complete\": %s, \"failed\": %s}", key,
+		c->when, c->blocks, c->bytes, c->mismatches, c->complete ? "true" : "false",
+		c->failed ? "true" : "false");
+}
+
 void status_print(FILE *out, const struct status_report *r, uint64_t now)
 {
 	char up[32], done[32], total[32];
@@ -222,17 +246,8 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 		if (e->bytes_resumed)
 			fprintf(out, "  resumed at byte %" PRIu64 "; durable up to byte %" PRIu64 "\n",
 				e->bytes_resumed, e->bytes_durable);
-		if (e->verify.known) {
-			char ago[32];
-
-			human_duration(now > e->verify.when ? now - e->verify.when : 0, ago,
-				       sizeof(ago));
-			fprintf(out, "  last verify: %s ago, %" PRIu64 " block(s) (%s), %" PRIu64
-				" mismatch(es)%s\n", ago, e->verify.blocks,
-				e->verify.complete ? "the whole copy" : "up to its checkpoint",
-				e->verify.mismatches, e->verify.failed ? ", a file could not be read" :
-				"");
-		}
+		print_check(out, "verify", &e->verify, now);
+		print_check(out, "scrub", &e->scrub, now);
 		if (e->note[0])
 			fprintf(out, "  note: %s\n", e->note);
 		if (e->error[0])
@@ -257,12 +272,8 @@ void status_print_json(FILE *out, const struct status_report *r, uint64_t now)
 		/* what `status` calls interrupted: the daemon died while it ran */
 		fprintf(out, ", \"interrupted\": %s",
 			!alive && state_was_live(e->state) ? "true" : "false");
-		if (e->verify.known)
-			fprintf(out, ", \"last_verify\": {\"when\": %" PRIu64 ", \"blocks\": %" PRIu64
-				", \"bytes\": %" PRIu64 ", \"mismatches\": %" PRIu64 ", \"complete\": "
-				"%s, \"failed\": %s}", e->verify.when, e->verify.blocks, e->verify.bytes,
-				e->verify.mismatches, e->verify.complete ? "true" : "false",
-				e->verify.failed ? "true" : "false");
+		json_check(out, "last_verify", &e->verify);
+		json_check(out, "last_scrub", &e->scrub);
 		fputc('}', out);
 	}
 	fprintf(out, "], \"devices\": [");

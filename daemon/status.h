@@ -34,12 +34,12 @@ struct status_entry {
 	double elapsed;
 	char error[512];
 	char note[512];
-	/* not in the status file: `status` reads them from state_dir/NAME.verify */
-	struct {
+	/* not in the status file: `status` reads them from state_dir/NAME.verify, .scrub */
+	struct status_check {
 		bool known;
 		uint64_t when, blocks, bytes, mismatches;
 		int complete, failed;
-	} verify;
+	} verify, scrub;
 };
 
 struct status_report {

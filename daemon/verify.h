@@ -10,12 +10,15 @@ struct daemon_options;
  * iou-offloadd verify: every named pipeline (all when @nr_names is 0) read
  * back against its checksum manifest; @source: the source too. The exit
  * status: 0 all verified, 1 a mismatch or a file that cannot be read, 2 a
- * name not in the file, 4 nothing to verify (no manifest), 78 a bad config
+ * name not in the file, 4 nothing to verify (no manifest), 78 a bad config.
+ * @scrub (iou-offloadd scrub, the monthly timer): the finished pipelines
+ * only, the others and the devices named as not scrubbed, and the result
+ * kept as the last scrub.
  */
-int verify_main(const struct daemon_options *opts, bool source, char *const *names,
-		int nr_names);
+int verify_main(const struct daemon_options *opts, bool source, bool scrub,
+		char *const *names, int nr_names);
 
-/* the last verify of a pipeline, kept in state_dir/NAME.verify for `status` */
+/* a pipeline's last verify (or scrub), in state_dir/NAME.verify (NAME.scrub), for `status` */
 struct verify_record {
 	uint64_t when;		/* unix seconds */
 	uint64_t blocks, bytes, mismatches;
@@ -23,7 +26,8 @@ struct verify_record {
 	int complete;		/* 1: the whole copy; 0: up to its checkpoint */
 	int failed;		/* 1: a file could not be read */
 };
-/* 0, or -ENOENT (never verified), -EINVAL */
-int verify_record_load(const char *state_dir, const char *name, struct verify_record *v);
+/* 0, or -ENOENT (never verified, or never scrubbed), -EINVAL */
+int verify_record_load(const char *state_dir, const char *name, bool scrub,
+		       struct verify_record *v);
 
 #endif

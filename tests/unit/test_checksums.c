@@ -189,6 +189,80 @@ static void status_json_gives_the_pipeline_and_its_last_verify(void **state)
 	assert_true(file_has(f->out, "\"devices\": []}"));
 }
 
+/* @from -> @to, once, in the file at @path */
+static void replace_in(const char *path, const char *from, const char *to)
+{
+	char *text = slurp(path), *at = strstr(text, from), *out;
+	size_t n;
+
+	assert_non_null(at);
+	n = strlen(text) - strlen(from) + strlen(to);
+	out = malloc(n + 1);
+	assert_non_null(out);
+	snprintf(out, n + 1, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	assert_int_equal(tu_write_file(path, out, n), 0);
+	free(out);
+	free(text);
+}
+
+/*
+ * scrub: every finished pipeline read back, kept as its last scrub (status
+ * shows it beside the last verify); an unfinished one is named, not failed
+ */
+static void scrub_reads_finished_pipelines_and_status_shows_the_last_scrub(void **state)
+{
+	struct fx *f = *state;
+	char *scrub[] = { IOU_BIN, "scrub", "-c", f->conf, NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, "--json", NULL };
+	char *table[] = { IOU_BIN, "status", "-c", f->conf, NULL };
+
+	make_src(f, "src", 1 << 20, 207);
+	write_conf(f, "checksum = crc32c\nblock_size = 64K\n", "[pipeline a]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(run_bin(f, scrub), 0);
+	assert_true(file_has(f->out, "a: 16 block(s) of 65536 bytes on 1 file set: 0 mismatch(es)"));
+	flip(f, "out", 70000);
+	assert_int_equal(run_bin(f, scrub), 1);
+	assert_true(file_has(f->out, "a: mismatch: "));
+	assert_int_equal(run_bin(f, st), 3);
+	assert_true(file_has(f->out, "\"last_scrub\": {\"when\": "));
+	assert_true(file_has(f->out, "\"mismatches\": 1, \"complete\": true"));
+	/* no verify was run: only the scrub is known */
+	assert_null(strstr(slurp(f->out), "last_verify"));
+	assert_int_equal(run_bin(f, table), 3);
+	assert_true(file_has(f->out, "last scrub: "));
+}
+
+static void scrub_leaves_an_unfinished_copy_and_a_device_and_says_so(void **state)
+{
+	struct fx *f = *state;
+	char *scrub[] = { IOU_BIN, "scrub", "-c", f->conf, "p", NULL };
+	char *dev[] = { IOU_BIN, "scrub", "-c", f->conf, "d", NULL };
+	char *nosuch[] = { IOU_BIN, "scrub", "-c", f->conf, "nosuch", NULL };
+	char *ck = tu_path(f->dir, "state/p.ckpt");
+
+	make_src(f, "src", 1 << 20, 208);
+	make_src(f, "m0", 4 << 20, 209);
+	write_conf(f, "checksum = crc32c\n", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	/* scrub reads the device's section only (no device runs on the host) */
+	write_conf(f, "checksum = crc32c\n", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n[device d]\ntarget = linear\nbacking = @D/m0\n");
+	/* as if stopped half way: the checkpoint says running, at 512 KiB */
+	replace_in(ck, "state=finished", "state=stopped");
+	replace_in(ck, "done=1048576", "done=524288");
+	assert_int_equal(run_bin(f, scrub), 4);
+	assert_true(file_has(f->out, "p: not scrubbed: the copy is not finished"));
+	/* a mirror's legs compared while it serves I/O: not built, and said */
+	assert_int_equal(run_bin(f, dev), 4);
+	assert_true(file_has(f->out, "d: not scrubbed: scrubbing a device is not supported yet"));
+	assert_int_equal(run_bin(f, nosuch), 2);
+	assert_true(file_has(f->err, "a named pipeline or device is not in"));
+	free(ck);
+}
+
 /* --check-config --json: the findings with their lines and severities */
 static void check_config_json_lists_errors_and_warnings_by_line(void **state)
 {
@@ -226,6 +300,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			a_one_shot_copy_with_checksums_verifies_by_the_same_command,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(scrub_reads_finished_pipelines_and_status_shows_the_last_scrub,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(scrub_leaves_an_unfinished_copy_and_a_device_and_says_so,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(status_json_gives_the_pipeline_and_its_last_verify,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_json_lists_errors_and_warnings_by_line,
