@@ -102,7 +102,7 @@ static const int op_ids[NR_OPS] = {
 };
 
 /* under progs.lock: the uring_bpf_ops programs, loaded at the first call */
-static int ops_load(char *err, size_t err_len)
+static int ops_load(char *msg, size_t len)
 {
 	uint64_t t0 = clock_mono_ns();
 	int ret;
@@ -113,12 +113,12 @@ static int ops_load(char *err, size_t err_len)
 	progs.ops = iou_ops_bpf__open();
 	if (!progs.ops) {
 		ret = -errno;
-		snprintf(err, err_len, "opening the BPF object failed: %s", strerror(-ret));
+		snprintf(msg, len, "opening the BPF object failed: %s", strerror(-ret));
 		return ret;
 	}
 	ret = iou_ops_bpf__load(progs.ops);
 	if (ret) {
-		snprintf(err, err_len, "loading the uring_bpf_ops programs failed: %s "
+		snprintf(msg, len, "loading the uring_bpf_ops programs failed: %s "
 			 "(verifier log at log_level = debug)", strerror(-ret));
 		goto fail;
 	}
@@ -135,7 +135,7 @@ static int ops_load(char *err, size_t err_len)
 		};
 
 		ret = st_tmpl_init(&progs.ops_tmpl[i], progs.ops->maps.iou_ops, progs.ops->obj,
-				   op_ids[i], p, 2, &lay, err, err_len);
+				   op_ids[i], p, 2, &lay, msg, len);
 		if (ret)
 			goto fail;
 		snprintf(progs.ops_tmpl[i].name, sizeof(progs.ops_tmpl[i].name), "iou_%s",
@@ -157,18 +157,18 @@ fail:
 
 /* under progs.lock: a preload's failure, once, else @load's result */
 static int load_or_preloaded(int (*load)(char *, size_t), int *pre_ret, const char *pre_err,
-			     char *err, size_t err_len)
+			     char *msg, size_t len)
 {
 	int ret = *pre_ret;
 
 	if (!ret)
-		return load(err, err_len);
+		return load(msg, len);
 	*pre_ret = 0;		/* the next attach tries again */
-	snprintf(err, err_len, "%s", pre_err);
+	snprintf(msg, len, "%s", pre_err);
 	return ret;
 }
 
-int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len)
+int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *msg, size_t len)
 {
 	struct bpf_ops_handle *h;
 	uint64_t t0 = clock_mono_ns();
@@ -181,12 +181,12 @@ int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t e
 	for (int i = 0; i < NR_OPS; i++)
 		h->links[i] = -1;
 	pthread_mutex_lock(&progs.lock);
-	ret = load_or_preloaded(ops_load, &progs.ops_ret, progs.ops_err, err, err_len);
+	ret = load_or_preloaded(ops_load, &progs.ops_ret, progs.ops_err, msg, len);
 	pthread_mutex_unlock(&progs.lock);
 	if (ret)
 		goto fail;
 	for (int i = 0; i < NR_OPS; i++) {
-		ret = st_tmpl_link(&progs.ops_tmpl[i], ring_fd, err, err_len);
+		ret = st_tmpl_link(&progs.ops_tmpl[i], ring_fd, msg, len);
 		if (ret < 0)
 			goto fail;
 		h->links[i] = ret;
@@ -276,7 +276,7 @@ static void vlog_summary(const char *log, char *out, size_t len)
 }
 
 /* under progs.lock: the loop_step program, loaded at the first call */
-static int loop_load(char *err, size_t err_len)
+static int loop_load(char *msg, size_t len)
 {
 	char *vlog;
 	uint64_t t0;
@@ -288,7 +288,7 @@ static int loop_load(char *err, size_t err_len)
 	progs.loop = iou_loop_bpf__open();
 	if (!progs.loop) {
 		ret = -errno;
-		snprintf(err, err_len, "opening the loop BPF object failed: %s", strerror(-ret));
+		snprintf(msg, len, "opening the loop BPF object failed: %s", strerror(-ret));
 		return ret;
 	}
 	/* statistics only: how much the verifier had to walk, and how long */
@@ -323,10 +323,10 @@ static int loop_load(char *err, size_t err_len)
 		};
 
 		ret = st_tmpl_init(&progs.loop_tmpl, progs.loop->maps.iou_loop, progs.loop->obj,
-				   -1, p, 1, &lay, err, err_len);
+				   -1, p, 1, &lay, msg, len);
 	}
 	else
-		snprintf(err, err_len, "loading the loop_step program failed: %s (the verifier's "
+		snprintf(msg, len, "loading the loop_step program failed: %s (the verifier's "
 			 "log is above)", strerror(-ret));
 	if (ret) {
 		free(progs.loop_tmpl.value);
@@ -337,7 +337,7 @@ static int loop_load(char *err, size_t err_len)
 	return ret;
 }
 
-int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t err_len)
+int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *msg, size_t len)
 {
 	struct bpf_loop_handle *h;
 	int ret;
@@ -347,13 +347,13 @@ int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t
 	if (!h)
 		return -ENOMEM;
 	pthread_mutex_lock(&progs.lock);
-	ret = load_or_preloaded(loop_load, &progs.loop_ret, progs.loop_err, err, err_len);
+	ret = load_or_preloaded(loop_load, &progs.loop_ret, progs.loop_err, msg, len);
 	pthread_mutex_unlock(&progs.lock);
 	if (ret) {
 		free(h);
 		return ret;
 	}
-	ret = st_tmpl_link(&progs.loop_tmpl, ring_fd, err, err_len);
+	ret = st_tmpl_link(&progs.loop_tmpl, ring_fd, msg, len);
 	if (ret < 0) {
 		free(h);
 		return ret;

@@ -18,9 +18,9 @@ bool bpf_loader_available(void);
  * of bpf-ops/iou_ops.h) on @ring_fd, each id with a struct_ops map and a
  * link of its own: the ops go away with the links. The programs are loaded
  * and verified at the first call only, and stay loaded for the daemon's
- * life. 0 or -errno, with @err set. Thread-safe.
+ * life. 0 or -errno, with @msg set. Thread-safe.
  */
-int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len);
+int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *msg, size_t len);
 void bpf_ops_detach(struct bpf_ops_handle *h);
 /*
  * What the programs themselves counted for @op_id (their .bss) since @h
@@ -62,9 +62,9 @@ struct bpf_loop_handle;
  * Link the loop_step program (loaded at the first call, kept for the
  * daemon's life) to @ring_fd: from then on io_uring_enter(GETEVENTS) on the
  * ring runs the loop. The program reads the ring's geometry from its
- * parameter region. 0 or -errno, with @err set. Thread-safe.
+ * parameter region. 0 or -errno, with @msg set. Thread-safe.
  */
-int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t err_len);
+int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *msg, size_t len);
 void bpf_loop_detach(struct bpf_loop_handle *h);
 /* steps that found a region missing or too small, on any ring (the program's .bss) */
 uint64_t bpf_loop_null_regions(struct bpf_loop_handle *h);

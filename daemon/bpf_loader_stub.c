@@ -14,11 +14,11 @@ bool bpf_loader_available(void)
 	return false;
 }
 
-int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *err, size_t err_len)
+int bpf_ops_attach(int ring_fd, struct bpf_ops_handle **out, char *msg, size_t len)
 {
 	(void)ring_fd;
 	*out = NULL;
-	snprintf(err, err_len, "this iou-offloadd was built without BPF ops (make BPF=1)");
+	snprintf(msg, len, "this iou-offloadd was built without BPF ops (make BPF=1)");
 	return -EOPNOTSUPP;
 }
 
@@ -49,11 +49,11 @@ unsigned int bpf_loader_loads(void)
 	return 0;
 }
 
-int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *err, size_t err_len)
+int bpf_loop_attach(int ring_fd, struct bpf_loop_handle **out, char *msg, size_t len)
 {
 	(void)ring_fd;
 	*out = NULL;
-	snprintf(err, err_len, "this iou-offloadd was built without BPF ops (make BPF=1)");
+	snprintf(msg, len, "this iou-offloadd was built without BPF ops (make BPF=1)");
 	return -EOPNOTSUPP;
 }
 

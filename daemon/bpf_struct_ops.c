@@ -42,18 +42,18 @@ static const struct btf_type *btf_peel(const struct btf *btf, uint32_t id)
  * and where data.ring_fd is, for st_tmpl_link().
  */
 int st_tmpl_init(struct st_tmpl *t, struct bpf_map *map, struct bpf_object *obj, int op_id,
-		 const struct st_prog *p, int nr_p, const struct st_layout *lay, char *err,
-		 size_t err_len)
+		 const struct st_prog *p, int nr_p, const struct st_layout *lay, char *msg,
+		 size_t len)
 {
 	struct bpf_map_info info = {};
-	uint32_t len = sizeof(info), data_off = 0;
+	uint32_t info_len = sizeof(info), data_off = 0;
 	const struct btf_type *vt, *dt = NULL;
 	const struct btf_member *m;
 	int found = 0, have_id = 0, ret;
 
-	ret = bpf_map_get_info_by_fd(bpf_map__fd(map), &info, &len);
+	ret = bpf_map_get_info_by_fd(bpf_map__fd(map), &info, &info_len);
 	if (ret) {
-		snprintf(err, err_len, "BPF map %s: %s", bpf_map__name(map), strerror(-ret));
+		snprintf(msg, len, "BPF map %s: %s", bpf_map__name(map), strerror(-ret));
 		return ret;
 	}
 	snprintf(t->name, sizeof(t->name), "%s", info.name);
@@ -93,7 +93,7 @@ int st_tmpl_init(struct st_tmpl *t, struct bpf_map *map, struct bpf_object *obj,
 		vmlinux = btf__load_vmlinux_btf();
 		if (!vmlinux) {
 			ret = -errno;
-			snprintf(err, err_len, "reading the kernel's BTF failed: %s", strerror(-ret));
+			snprintf(msg, len, "reading the kernel's BTF failed: %s", strerror(-ret));
 			return ret;
 		}
 		log_debug("the kernel's BTF read in %.3f s", (clock_mono_ns() - t0) / 1e9);
@@ -142,12 +142,12 @@ int st_tmpl_init(struct st_tmpl *t, struct bpf_map *map, struct bpf_object *obj,
 		goto no_btf;
 	return 0;
 no_btf:
-	snprintf(err, err_len, "the kernel's BTF does not describe struct_ops map %s as expected",
+	snprintf(msg, len, "the kernel's BTF does not describe struct_ops map %s as expected",
 		 t->name);
 	return -EPROTO;
 }
 
-int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *err, size_t err_len)
+int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *msg, size_t len)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .btf_fd = t->btf_fd,
 		    .btf_vmlinux_value_type_id = t->vtype_id, .map_flags = t->map_flags);
@@ -159,7 +159,7 @@ int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *err, size_t err_len
 				&opts);
 	if (map_fd < 0) {
 		ret = -errno;
-		snprintf(err, err_len, "creating struct_ops map %s failed: %s", t->name,
+		snprintf(msg, len, "creating struct_ops map %s failed: %s", t->name,
 			 strerror(-ret));
 		return ret;
 	}
@@ -172,14 +172,14 @@ int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *err, size_t err_len
 	memcpy(value + t->ring_fd_off, &rfd, sizeof(rfd));
 	ret = bpf_map_update_elem(map_fd, &key, value, 0) ? -errno : 0;
 	if (ret) {
-		snprintf(err, err_len, "filling struct_ops map %s failed: %s", t->name,
+		snprintf(msg, len, "filling struct_ops map %s failed: %s", t->name,
 			 strerror(-ret));
 		goto out;
 	}
 	link_fd = bpf_link_create(map_fd, 0, IOU_ATTACH_STRUCT_OPS, NULL);
 	if (link_fd < 0) {
 		ret = -errno;
-		snprintf(err, err_len, "attaching %s to the ring failed: %s", t->name,
+		snprintf(msg, len, "attaching %s to the ring failed: %s", t->name,
 			 strerror(-ret));
 		goto out;
 	}

@@ -43,10 +43,10 @@ struct st_layout {
  * and where data.ring_fd is, for st_tmpl_link().
  */
 int st_tmpl_init(struct st_tmpl *t, struct bpf_map *map, struct bpf_object *obj, int op_id,
-		 const struct st_prog *p, int nr_p, const struct st_layout *lay, char *err,
-		 size_t err_len);
+		 const struct st_prog *p, int nr_p, const struct st_layout *lay, char *msg,
+		 size_t len);
 
 /* a new map from @t for @ring_fd, linked: the link's fd, or -errno */
-int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *err, size_t err_len);
+int st_tmpl_link(const struct st_tmpl *t, int ring_fd, char *msg, size_t len);
 
 #endif

@@ -249,21 +249,21 @@ static const char *file_name(struct ckpt_files f, int i, char *buf, size_t len)
 
 enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
 				     struct ckpt_files src, struct ckpt_files dst,
-				     bool repeat, char *why, size_t why_len)
+				     bool repeat, char *msg, size_t len)
 {
 	char n[16];
 
 	if (!c) {
-		snprintf(why, why_len, "no checkpoint: starting at 0");
+		snprintf(msg, len, "no checkpoint: starting at 0");
 		return RESUME_FRESH;
 	}
 	if (c->fingerprint != fingerprint || c->nr_sources != src.nr || c->nr_dests != dst.nr) {
-		snprintf(why, why_len, "configuration changed since the checkpoint: starting at 0");
+		snprintf(msg, len, "configuration changed since the checkpoint: starting at 0");
 		return RESUME_FRESH;
 	}
 	for (int i = 0; i < src.nr; i++) {
 		if (!ident_same_content(&c->src[i], &src.id[i])) {
-			snprintf(why, why_len,
+			snprintf(msg, len,
 				 "source %s changed since the checkpoint (size, mtime or inode): "
 				 "starting at 0", file_name(src, i, n, sizeof(n)));
 			return RESUME_FRESH;
@@ -272,7 +272,7 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 	for (int i = 0; i < dst.nr; i++) {
 		/* a missing or replaced destination lost what was written */
 		if (!ident_same_file(&c->dst[i], &dst.id[i])) {
-			snprintf(why, why_len,
+			snprintf(msg, len,
 				 "destination %s was replaced or removed since the checkpoint: "
 				 "starting at 0", file_name(dst, i, n, sizeof(n)));
 			return RESUME_FRESH;
@@ -280,34 +280,34 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 	}
 	if (c->state == CKPT_FINISHED) {
 		if (repeat) {
-			snprintf(why, why_len, "finished before, repeat = yes: starting at 0");
+			snprintf(msg, len, "finished before, repeat = yes: starting at 0");
 			return RESUME_FRESH;
 		}
 		for (int i = 0; i < dst.nr; i++) {
 			if (!ident_same_content(&c->dst[i], &dst.id[i])) {
-				snprintf(why, why_len,
+				snprintf(msg, len,
 					 "destination %s was modified after the pipeline finished: "
 					 "starting at 0", file_name(dst, i, n, sizeof(n)));
 				return RESUME_FRESH;
 			}
 		}
-		snprintf(why, why_len, "finished before and nothing changed: nothing to do");
+		snprintf(msg, len, "finished before and nothing changed: nothing to do");
 		return RESUME_SKIP;
 	}
 	for (int i = 0; i < dst.nr && c->state != CKPT_RUNNING; i++) {
 		/* a stop flushed every write first: anything since is not ours */
 		if (ident_recorded(&c->dst[i]) && !ident_same_content(&c->dst[i], &dst.id[i])) {
-			snprintf(why, why_len,
+			snprintf(msg, len,
 				 "destination %s changed while the pipeline was stopped (size, "
 				 "mtime or ctime): starting at 0", file_name(dst, i, n, sizeof(n)));
 			return RESUME_FRESH;
 		}
 	}
 	if (c->done == 0) {
-		snprintf(why, why_len, "checkpoint at 0: starting at 0");
+		snprintf(msg, len, "checkpoint at 0: starting at 0");
 		return RESUME_FRESH;
 	}
-	snprintf(why, why_len, "resuming at byte %" PRIu64 " of %" PRIu64 " (checkpoint: %s)",
+	snprintf(msg, len, "resuming at byte %" PRIu64 " of %" PRIu64 " (checkpoint: %s)",
 		 c->done, c->total, ckpt_state_to_string(c->state));
 	return RESUME_CONTINUE;
 }

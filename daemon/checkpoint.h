@@ -40,7 +40,7 @@ int checkpoint_path(const char *dir, const char *name, char *buf, size_t len);
 int checkpoint_load(const char *dir, const char *name, struct checkpoint *c);
 /*
  * A record that fits one sector is padded to this many bytes and rewritten
- * in place (checkpoint.c says why)
+ * in place (checkpoint.c says msg)
  */
 #define CKPT_SECTOR	512
 
@@ -69,10 +69,10 @@ struct ckpt_files {
 
 /*
  * Decide what to do with a pipeline given its checkpoint (NULL if none)
- * and what the files look like now; says why in @why.
+ * and what the files look like now; says msg in @msg.
  */
 enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t fingerprint,
 				     struct ckpt_files src, struct ckpt_files dst,
-				     bool repeat, char *why, size_t why_len);
+				     bool repeat, char *msg, size_t len);
 
 #endif

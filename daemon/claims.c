@@ -145,7 +145,7 @@ static int range_str(char *buf, size_t len, const struct file_claim *c)
 }
 
 static void describe(const struct file_claim *x, const struct pipeline_claims *other,
-		     const struct file_claim *y, char *why, size_t len)
+		     const struct file_claim *y, char *msg, size_t len)
 {
 	char rx[64], ry[64];
 	const char *verb = y->write ? "writes" : "reads";
@@ -153,33 +153,33 @@ static void describe(const struct file_claim *x, const struct pipeline_claims *o
 	if (x->bdev && y->bdev) {
 		range_str(rx, sizeof(rx), x);
 		range_str(ry, sizeof(ry), y);
-		snprintf(why, len, "%s = '%s': %s overlap the %s that pipeline %s %s on the "
+		snprintf(msg, len, "%s = '%s': %s overlap the %s that pipeline %s %s on the "
 			 "same device ('%s', line %d)", x->write ? "destination" : "source",
 			 x->path, rx, ry, other->pc->name, verb, y->path, y->line);
 		return;
 	}
-	snprintf(why, len, "%s = '%s': %s file that pipeline %s %s ('%s', line %d); two "
+	snprintf(msg, len, "%s = '%s': %s file that pipeline %s %s ('%s', line %d); two "
 		 "pipelines would overwrite each other's data", x->write ? "destination" :
 		 "source", x->path, strcmp(x->path, y->path) ? "the same" : "a", other->pc->name,
 		 verb, y->path, y->line);
 }
 
 int claims_conflict(const struct pipeline_claims *a, const struct pipeline_claims *b,
-		    int *line, char *why, size_t len)
+		    int *line, char *msg, size_t len)
 {
 	for (int i = 0; i < a->nr; i++) {
 		for (int j = 0; j < b->nr; j++) {
 			if (!collide(&a->c[i], &b->c[j]))
 				continue;
 			*line = a->c[i].line;
-			describe(&a->c[i], b, &b->c[j], why, len);
+			describe(&a->c[i], b, &b->c[j], msg, len);
 			return 1;
 		}
 	}
 	return 0;
 }
 
-int claims_self_conflict(const struct pipeline_claims *a, int *line, char *why, size_t len)
+int claims_self_conflict(const struct pipeline_claims *a, int *line, char *msg, size_t len)
 {
 	for (int i = 0; i < a->nr; i++) {
 		const struct file_claim *x = &a->c[i];
@@ -191,7 +191,7 @@ int claims_self_conflict(const struct pipeline_claims *a, int *line, char *why, 
 			if (!strcmp(x->path, y->path) || !collide(x, y) || !x->known)
 				continue;
 			*line = x->line;
-			snprintf(why, len, "%s = '%s' is the same file as %s '%s' (line %d)",
+			snprintf(msg, len, "%s = '%s' is the same file as %s '%s' (line %d)",
 				 x->write ? "destination" : "source", x->path,
 				 y->write ? "destination" : "source", y->path, y->line);
 			return 1;

@@ -44,12 +44,12 @@ void claims_free(struct pipeline_claims *pcl);
 
 /*
  * 1 if @a and @b write the same file (or one writes the other's source),
- * with @a's line and a message naming both in @why; 0 if they can run
+ * with @a's line and a message naming both in @msg; 0 if they can run
  * side by side.
  */
 int claims_conflict(const struct pipeline_claims *a, const struct pipeline_claims *b,
-		    int *line, char *why, size_t len);
+		    int *line, char *msg, size_t len);
 /* the same inside one pipeline, for paths that differ but name one file */
-int claims_self_conflict(const struct pipeline_claims *a, int *line, char *why, size_t len);
+int claims_self_conflict(const struct pipeline_claims *a, int *line, char *msg, size_t len);
 
 #endif
