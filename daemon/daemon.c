@@ -266,7 +266,6 @@ static void daemon_probe(struct daemon *d, const struct daemon_config *cfg)
 	if (d->probe.probed || !want)
 		return;
 	engine_probe_kernel(&d->probe);
-	d->devices.bpf_ok = d->probe.bpf_ok;
 	if (d->probe.bpf_ok)
 		log_info("bpf engine available (IORING_OP_BPF, uring_bpf_ops)");
 	else
@@ -533,7 +532,7 @@ int daemon_main(const struct daemon_options *opts)
 	for (int i = 0; i < d.cfg.nr_pipelines; i++)
 		daemon_start_pipeline(&d, &d.cfg.pipelines[i]);
 	/* before READY=1: a device is there (or has said why not) when the unit is up */
-	devices_start(&d.devices, &d.cfg, d.probe.bpf_ok);
+	devices_start(&d.devices, &d.cfg, &d.probe);
 
 	ready_deadline = clock_mono_ns() + READY_WAIT_S * 1000000000ULL;
 	for (;;) {

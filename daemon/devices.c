@@ -17,33 +17,32 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "engine.h"
 #include "log.h"
 #include "ublk_member.h"
 #include "ublk_recover.h"
 
-/* IORING_OP_BPF for the stripe gather: asked for, or auto on a kernel that has it */
-static int engine_pick(const struct device_config *dc, bool bpf_ok, bool *use_bpf)
-{
-	*use_bpf = dc->engine == ENGINE_BPF || (dc->engine == ENGINE_AUTO && bpf_ok);
-	return dc->engine == ENGINE_BPF && !bpf_ok ? -EOPNOTSUPP : 0;
-}
-
 static struct device_run *device_run_start(const struct device_config *dc,
 					   const struct device_set *s)
 {
+	static const struct engine_probe not_probed;	/* no probe: bpf is unavailable */
 	struct device_run *r = calloc(1, sizeof(*r));
+	const struct engine_ops *ops;
+	char note[300];
 	bool use_bpf;
 	int ret;
 
 	if (!r)
 		return NULL;
 	snprintf(r->name, sizeof(r->name), "%s", dc->name);
-	if (engine_pick(dc, s->bpf_ok, &use_bpf)) {
-		snprintf(r->why, sizeof(r->why), "engine = bpf: this kernel has no IORING_OP_BPF "
-			 "(use uring or auto)");
+	/* IORING_OP_BPF where bytes move (the gather, sums): the pipelines' choice */
+	if (engine_select(dc->engine, s->probe ? s->probe : &not_probed, &ops, note,
+			  sizeof(note))) {
+		snprintf(r->why, sizeof(r->why), "%s (use uring or auto)", note);
 		log_err("device %s: not started: %s", dc->name, r->why);
 		return r;
 	}
+	use_bpf = ops == &engine_bpf_ops;
 	ret = ublk_dev_start(dc, s->state_dir, use_bpf, &r->dev, r->why, sizeof(r->why));
 	if (ret) {
 		r->dev = NULL;
@@ -140,11 +139,12 @@ static void devices_release_others(const struct daemon_config *cfg)
 	free(buf);
 }
 
-void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok)
+void devices_start(struct device_set *s, const struct daemon_config *cfg,
+		   const struct engine_probe *probe)
 {
 	const char *keep = getenv(DEVICES_KEEP_ENV);
 
-	s->bpf_ok = bpf_ok;
+	s->probe = probe;
 	s->keep_on_stop = keep && !strcmp(keep, "1");
 	if (!s->state_dir && cfg->state_dir)
 		s->state_dir = strdup(cfg->state_dir);

@@ -23,7 +23,7 @@ struct device_set {
 	struct device_run *list;
 	int failures;			/* devices that did not start */
 	char *state_dir;		/* device ids for recovery (the first config's) */
-	bool bpf_ok;			/* the kernel runs IORING_OP_BPF (engine probe) */
+	const struct engine_probe *probe;	/* the daemon's kernel probe (engine_select()) */
 	bool keep_on_stop;		/* DEVICES_KEEP_ENV: hand every device over at the end */
 };
 
@@ -40,7 +40,8 @@ struct device_set {
  * Start (or take over) every device of @cfg; one that fails is logged and
  * reported in status. Then delete those a daemon left that @cfg no longer has.
  */
-void devices_start(struct device_set *s, const struct daemon_config *cfg, bool bpf_ok);
+void devices_start(struct device_set *s, const struct daemon_config *cfg,
+		   const struct engine_probe *probe);
 /*
  * Stop devices @next drops or changes, start the ones it adds or changes; a
  * device in use is not stopped (its change is refused). Returns how many
