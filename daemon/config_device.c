@@ -389,20 +389,3 @@ int device_config_dup(const struct device_config *src, struct device_config *dst
 	}
 	return 0;
 }
-
-bool device_config_same(const struct device_config *a, const struct device_config *b)
-{
-	if (a->target != b->target || a->nr_backing != b->nr_backing ||
-	    a->engine != b->engine || a->nr_queues != b->nr_queues ||
-	    a->queue_depth != b->queue_depth || a->max_io_size != b->max_io_size ||
-	    a->logical_block_size != b->logical_block_size ||
-	    a->stripe_unit != b->stripe_unit || a->read_policy != b->read_policy ||
-	    a->stripe_io != b->stripe_io || a->data_path != b->data_path ||
-	    a->checksum != b->checksum ||
-	    a->size != b->size)
-		return false;
-	for (int i = 0; i < a->nr_backing; i++)
-		if (strcmp(a->backing[i], b->backing[i]))
-			return false;
-	return true;
-}

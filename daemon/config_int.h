@@ -72,6 +72,7 @@ struct key_rule {
 	const char *most;		/* V_PATHS: "at most N <most>" */
 	int (*parse)(struct parse_state *st, const struct key_def *k, void *field,
 		     const char *value);	/* V_FN */
+	size_t size;			/* V_FN: the field's size, for compares */
 };
 
 /*

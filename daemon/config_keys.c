@@ -23,7 +23,7 @@
 #define PATHS(T, f, l, nr, m)	{ V_PATHS, AT(T, f, char *[CONFIG_MAX_FILES]), \
 				  .at_line = AT(T, l, int[CONFIG_MAX_FILES]), \
 				  .at_nr = AT(T, nr, int), .most = m }
-#define FN(T, f, fn)		{ V_FN, offsetof(T, f), .parse = fn }
+#define FN(T, f, fn)		{ V_FN, offsetof(T, f), .parse = fn, .size = sizeof(((T *)0)->f) }
 
 #define S struct pipeline_settings
 #define D struct daemon_config
@@ -102,6 +102,8 @@ static size_t rule_size(const struct key_rule *r)
 		return sizeof(bool);
 	case V_ENUM:
 		return sizeof(int);
+	case V_FN:
+		return r->size;
 	default:
 		return 0;
 	}
@@ -133,6 +135,30 @@ bool config_same_but_layout(const struct pipeline_config *a, const struct pipeli
 			return false;
 		if (k->pipeline.type && !field_same(&k->pipeline, a, b))
 			return false;
+	}
+	return true;
+}
+
+/* what reload compares for a [device]: every key of the table (members by path) */
+bool device_config_same(const struct device_config *a, const struct device_config *b)
+{
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key_rule *r = &keys[i].device;
+		char *const *pa = (char *const *)((const char *)a + r->at);
+		char *const *pb = (char *const *)((const char *)b + r->at);
+		int na, nb;
+
+		if (r->type == V_PATHS) {
+			na = *(const int *)((const char *)a + r->at_nr);
+			nb = *(const int *)((const char *)b + r->at_nr);
+			if (na != nb)
+				return false;
+			for (int j = 0; j < na; j++)
+				if (strcmp(pa[j], pb[j]))
+					return false;
+		} else if (r->type && !field_same(r, a, b)) {
+			return false;
+		}
 	}
 	return true;
 }

@@ -335,6 +335,50 @@ static void device_names_are_checked_and_unique(void **state)
 		     "test.conf:4: ", "duplicate section [device d] (first at line 1)");
 }
 
+/* reload compares every key a [device] takes, by the key table: a change to any is seen */
+static void every_device_key_is_compared_by_reload(void **state)
+{
+	static const char *const stripe = "[device d]\ntarget = stripe\nbacking = @D/a\n"
+					  "backing = @D/b\n";
+	static const char *const mirror = "[device d]\ntarget = mirror\nbacking = @D/a\n"
+					  "backing = @D/b\n";
+	static const struct { const char *base, *extra; } change[] = {
+		{ stripe, "engine = uring\n" }, { stripe, "queue_depth = 32\n" },
+		{ stripe, "stripe_unit = 256K\n" }, { stripe, "checksum = crc32c\n" },
+		{ stripe, "nr_queues = 2\n" }, { stripe, "max_io_size = 256K\n" },
+		{ stripe, "logical_block_size = 4096\n" }, { stripe, "size = 1M\n" },
+		{ stripe, "stripe_io = gather\n" }, { stripe, "data_path = copy\n" },
+		{ mirror, "read_policy = primary\n" },
+		{ "[device d]\ntarget = linear\nbacking = @D/a\n", "backing = @D/b\n" },
+	};
+	struct parsed ab, ba;
+	char text[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(change) / sizeof(change[0]); i++) {
+		struct parsed a, b;
+
+		parse(&a, change[i].base);
+		snprintf(text, sizeof(text), "%s%s", change[i].base, change[i].extra);
+		parse(&b, text);
+		if (a.ret || b.ret)
+			fail_msg("cannot parse (%d, %d): %s", a.ret, b.ret, change[i].extra);
+		if (device_config_same(&a.cfg.devices[0], &b.cfg.devices[0]))
+			fail_msg("reload does not see: %s", change[i].extra);
+		assert_true(device_config_same(&a.cfg.devices[0], &a.cfg.devices[0]));
+		done(&a);
+		done(&b);
+	}
+	/* the same members in another order: another device */
+	parse(&ab, stripe);
+	parse(&ba, "[device d]\ntarget = stripe\nbacking = @D/b\nbacking = @D/a\n");
+	assert_int_equal(ab.ret, 0);
+	assert_int_equal(ba.ret, 0);
+	assert_false(device_config_same(&ab.cfg.devices[0], &ba.cfg.devices[0]));
+	done(&ab);
+	done(&ba);
+}
+
 static void a_config_change_is_seen_by_device_config_same(void **state)
 {
 	struct parsed a, b, c;
@@ -384,6 +428,7 @@ int main(void)
 		cmocka_unit_test(checksum_on_a_device_needs_the_requests_pages_and_iouring_op_bpf),
 		cmocka_unit_test(keys_are_checked_against_their_section),
 		cmocka_unit_test(device_names_are_checked_and_unique),
+		cmocka_unit_test(every_device_key_is_compared_by_reload),
 		cmocka_unit_test(a_config_change_is_seen_by_device_config_same),
 	};
 
