@@ -30,6 +30,13 @@ enum iou_ud_tag {
 	IOU_TAG_WAKE = 6,	/* daemon: poll on the pipeline's wake eventfd */
 	IOU_TAG_WRITEBACK = 7,	/* daemon: sync_file_range starting one destination's writeback */
 	IOU_TAG_RECORD = 8,	/* daemon: a step of writing a flushed checkpoint's record */
+	/* a ublk queue's ring (daemon/ublk_queue.c); IOU_TAG_CHAIN is a backing request */
+	IOU_TAG_UBLK_CMD = 16,		/* FETCH_REQ / COMMIT_AND_FETCH_REQ of a tag */
+	IOU_TAG_UBLK_SHUFFLE = 17,	/* the stripe gather: IORING_OP_BPF or staged copy */
+	IOU_TAG_UBLK_WAKE = 18,		/* the device's eventfd: look at dev->handover */
+	IOU_TAG_UBLK_REG = 19,		/* REGISTER_IO_BUF of a tag's request */
+	IOU_TAG_UBLK_UNREG = 20,	/* UNREGISTER_IO_BUF before its commit */
+	IOU_TAG_UBLK_SUM = 21,		/* IORING_OP_BPF: the CRC32C of 4 KiB of a write */
 };
 
 static inline __u64 iou_ud(__u64 tag, __u32 slot, __u32 op)

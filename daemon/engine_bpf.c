@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine_bpf.h"
+#include "bpf_desc.h"
 #include "../bpf-ops/iou_ops.h"
 #include "bpf_loader.h"
 #include "engine.h"
@@ -66,25 +67,6 @@ struct desc_builder {
 	int nr_pairs;
 	int nr_iovs;
 };
-
-static void set_fixed(struct io_bpf_buf_desc *d, uint8_t *base, uint16_t index,
-		      uint32_t off, uint32_t len)
-{
-	memset(d, 0, sizeof(*d));
-	d->type = IO_BPF_BUF_FIXED;
-	d->buf_index = index;
-	d->addr = (uint64_t)(uintptr_t)(base + off);
-	d->len = len;
-}
-
-static void set_reg_vec(struct io_bpf_buf_desc *d, uint16_t index, struct iovec *iov, int nr)
-{
-	memset(d, 0, sizeof(*d));
-	d->type = IO_BPF_BUF_REG_VEC;
-	d->buf_index = index;
-	d->addr = (uint64_t)(uintptr_t)iov;
-	d->len = nr;
-}
 
 static int add_pair(struct desc_builder *b, uint32_t bytes, struct io_bpf_buf_desc **dst,
 		    struct io_bpf_buf_desc **src)
@@ -141,8 +123,8 @@ static int build_group(struct desc_builder *b, const struct block_plan *bp, int 
 		ret = add_pair(b, total, &dst, &src);
 		if (ret)
 			return ret;
-		set_fixed(dst, lay->wbuf, lay->wbuf_index, first->dst_off, total);
-		set_fixed(src, lay->rbuf, lay->rbuf_index, first->src_off, total);
+		bpf_desc_fixed(dst, lay->wbuf_index, lay->wbuf + first->dst_off, total);
+		bpf_desc_fixed(src, lay->rbuf_index, lay->rbuf + first->src_off, total);
 		return 0;
 	}
 
@@ -195,13 +177,13 @@ static int build_group(struct desc_builder *b, const struct block_plan *bp, int 
 		if (ret)
 			return ret;
 		if (dst_iov)
-			set_reg_vec(dst, lay->wbuf_index, dst_iov, n);
+			bpf_desc_reg_vec(dst, lay->wbuf_index, dst_iov, n);
 		else
-			set_fixed(dst, lay->wbuf, lay->wbuf_index, chunk_first->dst_off, bytes);
+			bpf_desc_fixed(dst, lay->wbuf_index, lay->wbuf + chunk_first->dst_off, bytes);
 		if (src_iov)
-			set_reg_vec(src, lay->rbuf_index, src_iov, n);
+			bpf_desc_reg_vec(src, lay->rbuf_index, src_iov, n);
 		else
-			set_fixed(src, lay->rbuf, lay->rbuf_index, chunk_first->src_off, bytes);
+			bpf_desc_fixed(src, lay->rbuf_index, lay->rbuf + chunk_first->src_off, bytes);
 	}
 	return 0;
 }
@@ -298,7 +280,7 @@ static int bpf_build_sum(struct pipeline_run *pr, struct chain *c)
 		return -E2BIG;
 	/* pair[0] is not used; pair[1] the block's bytes in the read area */
 	memset(d, 0, 2 * sizeof(*d));
-	set_fixed(&d[1], c->rbuf, c->rbuf_index, 0, c->bp.len);
+	bpf_desc_fixed(&d[1], c->rbuf_index, c->rbuf, c->bp.len);
 	op = &c->ops[c->nr_ops++];
 	memset(op, 0, sizeof(*op));
 	op->kind = CHAIN_OP_BPF;

@@ -81,14 +81,14 @@ static uint32_t bdev_discard(int fd)
 	return max ? (gran ? gran : 512) : 0;
 }
 
-static int members_open(struct ublk_dev *d, char *why, size_t len)
+static int members_open(struct ublk_dev *d, char *msg, size_t len)
 {
 	uint64_t size;
 	struct stat sb;
 
 	for (int i = 0; i < d->cfg.nr_backing; i++) {
 		d->member_fd[i] = ublk_member_open(d->cfg.backing[i], d->cfg.logical_block_size,
-						   MEMBER_WAIT_MS, &size, why, len);
+						   MEMBER_WAIT_MS, &size, msg, len);
 		if (d->member_fd[i] < 0)
 			return d->member_fd[i];
 		/* checked by the config already; the file may have shrunk since */
@@ -102,7 +102,7 @@ static int members_open(struct ublk_dev *d, char *why, size_t len)
 		else if (g > d->discard_granularity)
 			d->discard_granularity = g;
 		if (size < device_member_share(&d->cfg, i)) {
-			snprintf(why, len, "backing %s has %llu bytes, the device needs %llu",
+			snprintf(msg, len, "backing %s has %llu bytes, the device needs %llu",
 				 d->cfg.backing[i], (unsigned long long)size,
 				 (unsigned long long)device_member_share(&d->cfg, i));
 			return -ENOSPC;
@@ -184,7 +184,7 @@ static void queue_cpus(struct ublk_dev *d, int q, cpu_set_t *set)
 	}
 }
 
-static int queues_start(struct ublk_dev *d, char *why, size_t len)
+static int queues_start(struct ublk_dev *d, char *msg, size_t len)
 {
 	int ret;
 
@@ -208,7 +208,7 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 		queue_cpus(d, i, &q->cpus);
 		ret = ublk_queue_start(q);
 		if (ret) {
-			snprintf(why, len, "cannot start queue %d: %s", i, strerror(-ret));
+			snprintf(msg, len, "cannot start queue %d: %s", i, strerror(-ret));
 			return ret;
 		}
 	}
@@ -216,7 +216,7 @@ static int queues_start(struct ublk_dev *d, char *why, size_t len)
 		while (!(ret = atomic_load(&d->queues[i].ready)))
 			sleep_ms(1);
 		if (ret < 0) {
-			snprintf(why, len, "queue %d: %s", i, strerror(-ret));
+			snprintf(msg, len, "queue %d: %s", i, strerror(-ret));
 			return ret;
 		}
 	}
@@ -273,10 +273,10 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 
 /*
  * The zero-copy flags to add the device with (0: copying), from the
- * kernel's features; -EOPNOTSUPP with @why where data_path = zero-copy
+ * kernel's features; -EOPNOTSUPP with @msg where data_path = zero-copy
  * cannot be had.
  */
-static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *why, size_t len)
+static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *msg, size_t len)
 {
 	uint64_t features = 0;
 	int ret;
@@ -288,7 +288,7 @@ static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *why, size_t 
 	if (d->gather && !d->use_bpf) {
 		if (d->cfg.data_path != DATA_PATH_ZERO_COPY)
 			return 0;
-		snprintf(why, len, "data_path = zero-copy with stripe_io = gather needs "
+		snprintf(msg, len, "data_path = zero-copy with stripe_io = gather needs "
 			 "IORING_OP_BPF (engine bpf), which this kernel has not");
 		return -EOPNOTSUPP;
 	}
@@ -300,7 +300,7 @@ static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *why, size_t 
 	else if (features & UBLK_F_SUPPORT_ZERO_COPY)
 		*flags = UBLK_F_SUPPORT_ZERO_COPY;
 	if (!*flags && d->cfg.data_path == DATA_PATH_ZERO_COPY) {
-		snprintf(why, len, "data_path = zero-copy: this kernel's ublk offers neither "
+		snprintf(msg, len, "data_path = zero-copy: this kernel's ublk offers neither "
 			 "UBLK_F_AUTO_BUF_REG nor UBLK_F_SUPPORT_ZERO_COPY (features %#llx; stock "
 			 "6.12 masks zero copy off): use data_path = auto or copy",
 			 (unsigned long long)features);
@@ -332,7 +332,7 @@ static void dev_info_wanted(const struct ublk_dev *d, struct ublksrv_ctrl_dev_in
 	};
 }
 
-static int dev_add(struct ublk_dev *d, char *why, size_t len)
+static int dev_add(struct ublk_dev *d, char *msg, size_t len)
 {
 	struct ublk_params params;
 	int ret;
@@ -340,7 +340,7 @@ static int dev_add(struct ublk_dev *d, char *why, size_t len)
 	dev_info_wanted(d, &d->info);
 	ret = ublk_ctrl_add_dev(&d->ctrl, &d->info);
 	if (ret) {
-		snprintf(why, len, "ADD_DEV: %s%s", strerror(-ret), ret == -EPERM ?
+		snprintf(msg, len, "ADD_DEV: %s%s", strerror(-ret), ret == -EPERM ?
 			 " (adding a ublk device needs CAP_SYS_ADMIN: under systemd, a drop-in "
 			 "with CapabilityBoundingSet=CAP_SYS_ADMIN)" : "");
 		return ret;
@@ -353,34 +353,34 @@ static int dev_add(struct ublk_dev *d, char *why, size_t len)
 	dev_params(d, &params);
 	ret = ublk_ctrl_set_params(&d->ctrl, d->info.dev_id, &params);
 	if (ret)
-		snprintf(why, len, "SET_PARAMS: %s", strerror(-ret));
+		snprintf(msg, len, "SET_PARAMS: %s", strerror(-ret));
 	return ret;
 }
 
 /*
  * A device the last daemon left for us: 1 if taken over (queues still to
- * start), 0 if there is none to take, -EBUSY (@why) if there is one we
+ * start), 0 if there is none to take, -EBUSY (@msg) if there is one we
  * cannot take and may not delete either, since something holds it.
  */
-static int dev_recover(struct ublk_dev *d, char *why, size_t len)
+static int dev_recover(struct ublk_dev *d, char *msg, size_t len)
 {
 	struct ublksrv_ctrl_dev_info want;
-	char msg[512] = "";
+	char detail[512] = "";
 	uint32_t id;
 	int ret;
 
 	if (ublk_id_load(d->state_dir, d->cfg.name, &id))
 		return 0;
 	dev_info_wanted(d, &want);
-	ret = ublk_recover_begin(&d->ctrl, id, want.ublksrv_flags, &want, &d->info, msg,
-				 sizeof(msg));
+	ret = ublk_recover_begin(&d->ctrl, id, want.ublksrv_flags, &want, &d->info, detail,
+				 sizeof(detail));
 	if (ret == -EBUSY) {
-		snprintf(why, len, "not taken over: %s", msg);
+		snprintf(msg, len, "not taken over: %s", detail);
 		return ret;
 	}
 	if (ret) {
-		if (msg[0])
-			log_warning("device %s: not taken over: %s", d->cfg.name, msg);
+		if (detail[0])
+			log_warning("device %s: not taken over: %s", d->cfg.name, detail);
 		ublk_id_forget(d->state_dir, d->cfg.name);
 		return 0;
 	}
@@ -391,28 +391,28 @@ static int dev_recover(struct ublk_dev *d, char *why, size_t len)
 	return 1;
 }
 
-static int dev_open_ctrl(struct ublk_dev *d, char *why, size_t len)
+static int dev_open_ctrl(struct ublk_dev *d, char *msg, size_t len)
 {
 	int ret = ublk_ctrl_open(&d->ctrl);
 
 	if (ret)
-		snprintf(why, len, "cannot open /dev/ublk-control: %s%s", strerror(-ret),
+		snprintf(msg, len, "cannot open /dev/ublk-control: %s%s", strerror(-ret),
 			 ret == -ENOENT ? " (a kernel with CONFIG_BLK_DEV_UBLK, or modprobe "
 			 "ublk_drv)" : "");
 	return ret;
 }
 
-static int dev_char_open(struct ublk_dev *d, char *why, size_t len)
+static int dev_char_open(struct ublk_dev *d, char *msg, size_t len)
 {
 	int ret = char_open(d);
 
 	if (ret)
-		snprintf(why, len, "cannot open /dev/ublkc%u: %s", d->info.dev_id, strerror(-ret));
+		snprintf(msg, len, "cannot open /dev/ublkc%u: %s", d->info.dev_id, strerror(-ret));
 	return ret;
 }
 
 int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool use_bpf,
-		   struct ublk_dev **out, char *why, size_t len)
+		   struct ublk_dev **out, char *msg, size_t len)
 {
 	struct ublk_dev *d = calloc(1, sizeof(*d));
 	int ret;
@@ -432,32 +432,32 @@ int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool u
 	d->gather = dc->target == TARGET_STRIPE && dc->stripe_io == STRIPE_IO_GATHER;
 	d->use_bpf = use_bpf;
 	ublk_layout_init(&d->layout, &d->cfg);
-	ret = ublk_mirror_open(d, state_dir, why, len);
+	ret = ublk_mirror_open(d, state_dir, msg, len);
 	if (!ret)
-		ret = members_open(d, why, len);
+		ret = members_open(d, msg, len);
 	if (!ret)
-		ret = dev_open_ctrl(d, why, len);
+		ret = dev_open_ctrl(d, msg, len);
 	if (!ret)
-		ret = dev_pick_path(d, &d->zc_flags, why, len);
-	if (!ret && !(ret = dev_recover(d, why, len)))
-		ret = dev_add(d, why, len);
+		ret = dev_pick_path(d, &d->zc_flags, msg, len);
+	if (!ret && !(ret = dev_recover(d, msg, len)))
+		ret = dev_add(d, msg, len);
 	else if (ret > 0)
 		ret = 0;
 	d->zc = dev_zc(&d->info);
 	if (!ret)
-		ret = ublk_sums_open(d, why, len);
+		ret = ublk_sums_open(d, msg, len);
 	if (!ret)
-		ret = dev_char_open(d, why, len);
+		ret = dev_char_open(d, msg, len);
 	if (!ret)
-		ret = queues_start(d, why, len);
+		ret = queues_start(d, msg, len);
 	if (!ret && d->recovered) {
 		ret = ublk_ctrl_end_recovery(&d->ctrl, d->info.dev_id, getpid(), START_TIMEOUT_MS);
 		if (ret)
-			snprintf(why, len, "END_USER_RECOVERY: %s", strerror(-ret));
+			snprintf(msg, len, "END_USER_RECOVERY: %s", strerror(-ret));
 	} else if (!ret) {
 		ret = ublk_ctrl_start_dev(&d->ctrl, d->info.dev_id, getpid(), START_TIMEOUT_MS);
 		if (ret)
-			snprintf(why, len, "START_DEV: %s", strerror(-ret));
+			snprintf(msg, len, "START_DEV: %s", strerror(-ret));
 	}
 	if (ret) {
 		/* a device taken over may be mounted: it waits for the next daemon */

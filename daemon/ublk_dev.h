@@ -68,11 +68,11 @@ struct ublk_dev {
 /*
  * Open the members, add the ublk device (or take over the one a dead daemon
  * left, see ublk_recover.h), start a thread and ring per queue and start
- * the device. 0 and *@out, or -errno with the reason in @why
+ * the device. 0 and *@out, or -errno with the reason in @msg
  * (nothing is left behind).
  */
 int ublk_dev_start(const struct device_config *dc, const char *state_dir, bool use_bpf,
-		   struct ublk_dev **out, char *why, size_t len);
+		   struct ublk_dev **out, char *msg, size_t len);
 /* the engine it runs under: "bpf" (gathers by IORING_OP_BPF) or "uring" (memcpy) */
 const char *ublk_dev_engine(const struct ublk_dev *d);
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "bpf_desc.h"
 #include "ublk_gather.h"
 #include "iou_abi.h"
 #include "../bpf-ops/iou_ops.h"
@@ -81,15 +82,6 @@ int ublk_gather_merge(struct ublk_piece *pieces, int n, struct ublk_piece *units
 	return out;
 }
 
-static void fixed(struct io_bpf_buf_desc *d, uint16_t index, char *addr, uint32_t len)
-{
-	memset(d, 0, sizeof(*d));
-	d->type = IO_BPF_BUF_FIXED;
-	d->buf_index = index;
-	d->addr = (uint64_t)(uintptr_t)addr;
-	d->len = len;
-}
-
 int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf,
 		      uint16_t buf_index, char *stage, uint16_t stage_index, void *meta,
 		      size_t meta_len, bool to_stage, struct ublk_shuffle *out)
@@ -122,12 +114,8 @@ int ublk_gather_descs(const struct ublk_piece *units, int nr_units, char *buf,
 		}
 		if (!bytes)
 			continue;
-		fixed(flat, stage_index, stage + start, bytes);
-		memset(vec, 0, sizeof(*vec));
-		vec->type = IO_BPF_BUF_REG_VEC;
-		vec->buf_index = buf_index;
-		vec->addr = (uint64_t)(uintptr_t)&iov[first];
-		vec->len = nv - first;
+		bpf_desc_fixed(flat, stage_index, stage + start, bytes);
+		bpf_desc_reg_vec(vec, buf_index, &iov[first], nv - first);
 		out->expect += bytes;
 		pairs++;
 	}

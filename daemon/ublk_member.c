@@ -33,7 +33,7 @@ static int member_lock(int fd)
 	return busy(errno) ? -EBUSY : 0;
 }
 
-static int member_try(const char *path, uint32_t lbs, uint64_t *size, char *why, size_t len)
+static int member_try(const char *path, uint32_t lbs, uint64_t *size, char *msg, size_t len)
 {
 	struct stat sb;
 	int fd, ssz, ret;
@@ -52,7 +52,7 @@ static int member_try(const char *path, uint32_t lbs, uint64_t *size, char *why,
 		*size = sb.st_size;
 	} else if (!S_ISBLK(sb.st_mode)) {
 		ret = -EINVAL;
-		snprintf(why, len, "cannot open backing %s: not a regular file or a block device",
+		snprintf(msg, len, "cannot open backing %s: not a regular file or a block device",
 			 path);
 		goto fail_msg;
 	} else if (ioctl(fd, BLKGETSIZE64, size) < 0 || ioctl(fd, BLKSSZGET, &ssz) < 0 ||
@@ -62,7 +62,7 @@ static int member_try(const char *path, uint32_t lbs, uint64_t *size, char *why,
 	}
 	ret = member_lock(fd);
 	if (ret) {
-		snprintf(why, len, "backing %s is in use: a pipeline or another process holds a "
+		snprintf(msg, len, "backing %s is in use: a pipeline or another process holds a "
 			 "lock on it", path);
 		goto fail_msg;
 	}
@@ -70,27 +70,27 @@ static int member_try(const char *path, uint32_t lbs, uint64_t *size, char *why,
 fail_errno:
 	ret = -errno;
 	if (ret == -EBUSY) {
-		snprintf(why, len, "backing %s is in use (EBUSY): mounted, a member of a dm, md "
+		snprintf(msg, len, "backing %s is in use (EBUSY): mounted, a member of a dm, md "
 			 "or LVM device, swap, or held by another device (see its holders in "
 			 "/sys/block); members are held exclusively", path);
 		return ret;
 	}
-	snprintf(why, len, "cannot open backing %s: %s", path, strerror(-ret));
+	snprintf(msg, len, "cannot open backing %s: %s", path, strerror(-ret));
 	return ret;
 fail:
-	snprintf(why, len, "cannot open backing %s: %s", path, strerror(-ret));
+	snprintf(msg, len, "cannot open backing %s: %s", path, strerror(-ret));
 fail_msg:
 	close(fd);
 	return ret;
 }
 
 int ublk_member_open(const char *path, uint32_t logical_block_size, unsigned int busy_wait_ms,
-		     uint64_t *size, char *why, size_t len)
+		     uint64_t *size, char *msg, size_t len)
 {
 	int fd;
 
 	for (unsigned int waited = 0;; waited += BUSY_POLL_MS) {
-		fd = member_try(path, logical_block_size, size, why, len);
+		fd = member_try(path, logical_block_size, size, msg, len);
 		if (fd != -EBUSY || waited >= busy_wait_ms)
 			return fd;
 		usleep(BUSY_POLL_MS * 1000);

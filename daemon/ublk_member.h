@@ -14,11 +14,11 @@
  * Block devices whose sector fits @logical_block_size go O_DIRECT (the tag
  * buffers are page aligned); files use the page cache.
  *
- * The fd and *@size, or -errno with the reason in @why. -EBUSY is retried
+ * The fd and *@size, or -errno with the reason in @msg. -EBUSY is retried
  * for @busy_wait_ms: a daemon killed a moment ago holds its members until
  * the kernel has torn its rings down.
  */
 int ublk_member_open(const char *path, uint32_t logical_block_size, unsigned int busy_wait_ms,
-		     uint64_t *size, char *why, size_t len);
+		     uint64_t *size, char *msg, size_t len);
 
 #endif

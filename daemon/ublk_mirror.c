@@ -99,7 +99,7 @@ static int record_write(const struct ublk_dev *d)
 	return ret;
 }
 
-int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *why, size_t len)
+int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *msg, size_t len)
 {
 	struct ublk_mirror *m = &d->mirror;
 	struct record r = { .cfg = &d->cfg };
@@ -141,7 +141,7 @@ int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *why, size_
 	ret = record_write(d);
 	pthread_mutex_unlock(&m->lock);
 	if (ret)
-		snprintf(why, len, "cannot write %s: %s (a mirror records which member is stale "
+		snprintf(msg, len, "cannot write %s: %s (a mirror records which member is stale "
 			 "before it acknowledges a write)", m->path, strerror(-ret));
 	return ret;
 }

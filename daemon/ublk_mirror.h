@@ -44,9 +44,9 @@ struct ublk_mirror {
 /*
  * Before the device starts: read the record (a new mirror, or a member new
  * to it, is stale but for the first member of a new one), mark its stale
- * members failed, write the record back. 0 or -errno (@why).
+ * members failed, write the record back. 0 or -errno (@msg).
  */
-int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *why, size_t len);
+int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *msg, size_t len);
 /* member @m failed: recorded stale, durably, before it is marked failed */
 void ublk_mirror_member_failed(struct ublk_dev *d, int m);
 /* resync the failed members from an in-sync one, on a thread; no-op if none or running */

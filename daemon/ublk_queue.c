@@ -29,21 +29,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bpf_desc.h"
 #include "bpf_loader.h"
 #include "log.h"
 #include "ublk_gather.h"
 #include "ublk_queue.h"
 #include "ublk_sums.h"
-#include "../bpf-ops/iou_chain.h"	/* after ring.h: the uapi types */
+#include "../bpf-ops/iou_chain.h"
 #include "../bpf-ops/iou_ops.h"
-
-/* ublk commands and gathers: tags above iou_chain.h's, which name backing requests */
-#define UD_UBLK_CMD	16
-#define UD_UBLK_SHUFFLE	17
-#define UD_UBLK_WAKE	18	/* the device's eventfd: look at dev->handover */
-#define UD_UBLK_REG	19	/* REGISTER_IO_BUF of a tag's request */
-#define UD_UBLK_UNREG	20	/* UNREGISTER_IO_BUF before its commit */
-#define UD_UBLK_SUM	21	/* IORING_OP_BPF: the CRC32C of one 4 KiB block of a write */
 
 struct ublk_tag {
 	uint64_t off;		/* of the request on the device */
@@ -146,7 +139,7 @@ static int q_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op, int result
 {
 	struct io_uring_sqe *sqe = q_uring_cmd(q, tag, op, result,
 					       q->zc ? 0 : (uintptr_t)tag_buf(q, tag),
-					       iou_ud(UD_UBLK_CMD, tag, 0));
+					       iou_ud(IOU_TAG_UBLK_CMD, tag, 0));
 
 	if (!sqe)
 		return -EBUSY;
@@ -165,7 +158,7 @@ static int q_cmd(struct ublk_queue *q, unsigned int tag, uint32_t op, int result
 static int q_buf_cmd(struct ublk_queue *q, unsigned int tag, bool reg)
 {
 	if (!q_uring_cmd(q, tag, reg ? UBLK_U_IO_REGISTER_IO_BUF : UBLK_U_IO_UNREGISTER_IO_BUF,
-			 0, tag, iou_ud(reg ? UD_UBLK_REG : UD_UBLK_UNREG, tag, 0)))
+			 0, tag, iou_ud(reg ? IOU_TAG_UBLK_REG : IOU_TAG_UBLK_UNREG, tag, 0)))
 		return -EBUSY;
 	q->backing++;
 	return 0;
@@ -332,7 +325,7 @@ static bool q_shuffle(struct ublk_queue *q, unsigned int tag, bool to_stage)
 		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, (void *)(uintptr_t)sh.desc_addr,
 				 sh.nr_pairs, sh.expect);
 		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_STRIPE, 0);
-		io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_SHUFFLE, tag, 0));
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_SHUFFLE, tag, 0));
 		t->expect = sh.expect;
 		q->backing++;
 		return true;
@@ -382,11 +375,8 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 		uint32_t k = tag * q->sums_per_tag + i;
 		struct io_bpf_buf_desc *p = &pairs[2 * (size_t)k];
 
-		memset(p, 0, 2 * sizeof(*p));
-		p[1].type = IO_BPF_BUF_KFIXED;
-		p[1].buf_index = tag;
-		p[1].addr = (first + i) * UBLK_SUM_BLOCK - t->off;
-		p[1].len = UBLK_SUM_BLOCK;
+		memset(&p[0], 0, sizeof(p[0]));	/* the sum op has no destination */
+		bpf_desc_kfixed(&p[1], tag, (first + i) * UBLK_SUM_BLOCK - t->off, UBLK_SUM_BLOCK);
 		if (!(sqe = q_sqe(q))) {
 			t->sum_err = -EBUSY;
 			break;
@@ -394,7 +384,7 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 		/* one pair; sqe->off names the sums[] entry the CRC goes to */
 		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, p, 1, q->sums_base + k);
 		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_SUM, 0);
-		io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_SUM, tag, i));
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_SUM, tag, i));
 		q->backing++;
 		t->sums_pending++;
 	}
@@ -662,7 +652,7 @@ static int q_arm_wake(struct ublk_queue *q)
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, q->wake_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, iou_ud(UD_UBLK_WAKE, 0, 0));
+	io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_WAKE, 0, 0));
 	return 0;
 }
 
@@ -839,17 +829,17 @@ static void *queue_thread(void *arg)
 		io_uring_for_each_cqe(&q->ring.uring, head, cqe) {
 			uint64_t ud = cqe->user_data;
 
-			if (iou_ud_tag(ud) == UD_UBLK_CMD)
+			if (iou_ud_tag(ud) == IOU_TAG_UBLK_CMD)
 				q_cmd_done(q, iou_ud_slot(ud), cqe->res);
-			else if (iou_ud_tag(ud) == UD_UBLK_WAKE)
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_WAKE)
 				q_woken(q);
-			else if (iou_ud_tag(ud) == UD_UBLK_SHUFFLE)
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_SHUFFLE)
 				q_shuffle_done(q, iou_ud_slot(ud), cqe->res);
-			else if (iou_ud_tag(ud) == UD_UBLK_REG)
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_REG)
 				q_registered(q, iou_ud_slot(ud), cqe->res);
-			else if (iou_ud_tag(ud) == UD_UBLK_UNREG)
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_UNREG)
 				q_unregistered(q, iou_ud_slot(ud), cqe->res);
-			else if (iou_ud_tag(ud) == UD_UBLK_SUM)
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_SUM)
 				q_sum_done(q, iou_ud_slot(ud), cqe->res);
 			else
 				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);

@@ -154,17 +154,17 @@ int ublk_disk_claim(uint32_t dev_id)
 }
 
 /* a device of ours we cannot take over: deleted, unless something holds it */
-static int drop_stale(struct ublk_ctrl *c, uint32_t dev_id, char *why, size_t len)
+static int drop_stale(struct ublk_ctrl *c, uint32_t dev_id, char *msg, size_t len)
 {
 	int claim = ublk_disk_claim(dev_id);
 
 	if (claim == -EBUSY) {
-		snprintf(why + strlen(why), len - strlen(why), "; it is in use (mounted or "
+		snprintf(msg + strlen(msg), len - strlen(msg), "; it is in use (mounted or "
 			 "held open exclusively), so it is left as it is, its I/O waiting: "
 			 "restore its configuration and restart, or unmount it");
 		return -EBUSY;
 	}
-	snprintf(why + strlen(why), len - strlen(why), "; deleting it");
+	snprintf(msg + strlen(msg), len - strlen(msg), "; deleting it");
 	ublk_ctrl_stop_dev(c, dev_id);
 	ublk_ctrl_del_dev_async(c, dev_id);
 	if (claim >= 0)
@@ -174,7 +174,7 @@ static int drop_stale(struct ublk_ctrl *c, uint32_t dev_id, char *why, size_t le
 
 int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		       const struct ublksrv_ctrl_dev_info *want,
-		       struct ublksrv_ctrl_dev_info *info, char *why, size_t len)
+		       struct ublksrv_ctrl_dev_info *info, char *msg, size_t len)
 {
 	int ret;
 
@@ -183,13 +183,13 @@ int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		return ret;
 	if ((info->ublksrv_flags & UBLK_FP_MAGIC_MASK) != UBLK_FP_MAGIC) {
 		/* someone else's device now holds the id: leave it alone */
-		snprintf(why, len, "ublk device %u is not one this daemon added", dev_id);
+		snprintf(msg, len, "ublk device %u is not one this daemon added", dev_id);
 		return -ENODEV;
 	}
 	if (info->ublksrv_flags != fp || info->nr_hw_queues != want->nr_hw_queues || info->queue_depth != want->queue_depth ||
 	    !(info->flags & UBLK_F_USER_RECOVERY)) {
-		snprintf(why, len, "ublk device %u was added for another layout", dev_id);
-		return drop_stale(c, dev_id, why, len) ?: -ESTALE;
+		snprintf(msg, len, "ublk device %u was added for another layout", dev_id);
+		return drop_stale(c, dev_id, msg, len) ?: -ESTALE;
 	}
 	/* the kernel quiesces the device once the dead server's files are gone */
 	for (unsigned int waited = 0;; waited += 50) {
@@ -199,9 +199,9 @@ int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		sleep_ms(50);
 	}
 	if (ret) {
-		snprintf(why, len, "START_USER_RECOVERY of ublk device %u: %s", dev_id,
+		snprintf(msg, len, "START_USER_RECOVERY of ublk device %u: %s", dev_id,
 			 strerror(-ret));
-		return drop_stale(c, dev_id, why, len) ?: (ret == -EBUSY ? -ETIMEDOUT : ret);
+		return drop_stale(c, dev_id, msg, len) ?: (ret == -EBUSY ? -ETIMEDOUT : ret);
 	}
 	return 0;
 }

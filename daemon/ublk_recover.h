@@ -42,13 +42,13 @@ int ublk_disk_claim(uint32_t dev_id);
  * Take over device @dev_id if it is ours (@fp), of the geometry in @want,
  * and waiting for a server: START_USER_RECOVERY, retried while the kernel
  * is still quiescing it. 0 and @info filled: start the queues, then
- * END_USER_RECOVERY. -ENODEV: no such device; -EBUSY with @why: it cannot
+ * END_USER_RECOVERY. -ENODEV: no such device; -EBUSY with @msg: it cannot
  * be taken over and is in use, so it is left as it is; other -errno with
- * @why: it cannot be taken over (a stale one of ours is stopped and deleted).
+ * @msg: it cannot be taken over (a stale one of ours is stopped and deleted).
  */
 int ublk_recover_begin(struct ublk_ctrl *c, uint32_t dev_id, uint64_t fp,
 		       const struct ublksrv_ctrl_dev_info *want,
-		       struct ublksrv_ctrl_dev_info *info, char *why, size_t len);
+		       struct ublksrv_ctrl_dev_info *info, char *msg, size_t len);
 
 /*
  * The service is stopped for good (no restart is coming to take its devices

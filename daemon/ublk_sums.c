@@ -25,18 +25,18 @@ void ublk_sums_span(uint64_t off, uint32_t len, uint64_t *first, uint32_t *nr)
 	*nr = hi > lo ? (uint32_t)(hi - lo) : 0;
 }
 
-int ublk_sums_open(struct ublk_dev *d, char *why, size_t len)
+int ublk_sums_open(struct ublk_dev *d, char *msg, size_t len)
 {
 	if (d->cfg.checksum == CHECKSUM_NONE)
 		return 0;
 	if (!d->zc) {
-		snprintf(why, len, "checksum = crc32c: the device runs the copying path (this "
+		snprintf(msg, len, "checksum = crc32c: the device runs the copying path (this "
 			 "kernel's ublk has no zero copy), and the sums are taken from the "
 			 "request's own pages");
 		return -EOPNOTSUPP;
 	}
 	if (!d->use_bpf || !bpf_loader_has_crc32c()) {
-		snprintf(why, len, "checksum = crc32c: needs IORING_OP_BPF with "
+		snprintf(msg, len, "checksum = crc32c: needs IORING_OP_BPF with "
 			 "uring_bpf_crc32c() (engine = bpf, a kernel with the series' 0019)");
 		return -EOPNOTSUPP;
 	}
@@ -44,7 +44,7 @@ int ublk_sums_open(struct ublk_dev *d, char *why, size_t len)
 	d->crc = calloc(d->nr_blocks, sizeof(*d->crc));
 	d->crc_ok = calloc(d->nr_blocks, sizeof(*d->crc_ok));
 	if (!d->crc || !d->crc_ok) {
-		snprintf(why, len, "checksum = crc32c: no memory for %" PRIu64 " sums",
+		snprintf(msg, len, "checksum = crc32c: no memory for %" PRIu64 " sums",
 			 d->nr_blocks);
 		return -ENOMEM;
 	}

@@ -22,8 +22,8 @@ struct ublk_dev;
 /* the whole blocks of the range [@off, @off + @len): the first and how many */
 void ublk_sums_span(uint64_t off, uint32_t len, uint64_t *first, uint32_t *nr);
 
-/* the device's table; -errno with @why where the kernel cannot take the sums */
-int ublk_sums_open(struct ublk_dev *d, char *why, size_t len);
+/* the device's table; -errno with @msg where the kernel cannot take the sums */
+int ublk_sums_open(struct ublk_dev *d, char *msg, size_t len);
 /* blocks [@first, @first + @nr) written with these sums (@ok: taken) */
 void ublk_sums_record(struct ublk_dev *d, uint64_t first, const uint32_t *crc, uint32_t nr,
 		      bool ok);

@@ -109,7 +109,7 @@ void worker_unlink(struct workers *ws, struct worker *w)
 	}
 }
 
-int worker_conflict(struct workers *ws, const struct pipeline_config *pc, char *why,
+int worker_conflict(struct workers *ws, const struct pipeline_config *pc, char *msg,
 		    size_t len)
 {
 	struct pipeline_claims mine, theirs;
@@ -122,7 +122,7 @@ int worker_conflict(struct workers *ws, const struct pipeline_config *pc, char *
 			continue;
 		if (claims_of(&w->cfg, &theirs))
 			continue;
-		found = claims_conflict(&mine, &theirs, &line, why, len);
+		found = claims_conflict(&mine, &theirs, &line, msg, len);
 		claims_free(&theirs);
 	}
 	claims_free(&mine);

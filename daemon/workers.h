@@ -50,7 +50,7 @@ void worker_unlink(struct workers *ws, struct worker *w);
  * A pipeline that a reload adds may collide with one still running under an
  * older config (changed, or removed and draining): 1 and why, or 0.
  */
-int worker_conflict(struct workers *ws, const struct pipeline_config *pc, char *why,
+int worker_conflict(struct workers *ws, const struct pipeline_config *pc, char *msg,
 		    size_t len);
 /* join the threads that ended, counting failed and stopped ones once */
 void workers_reap(struct workers *ws);
