@@ -5,7 +5,7 @@
 /*
  * Where each read and write of a block goes: the one rule for the
  * userspace chains (chain.c) and the loop program's templates
- * (loop_plan.c). A read lands in the slot's read area at its buf_off. A
+ * (loop_templates.c). A read lands in the slot's read area at its buf_off. A
  * write goes out of the read area at its rbuf_off when the block needs no
  * shuffle (block_plan.from_read and an engine that elides it), else out of
  * the write area at its buf_off. Registered files are the sources, then the

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "bpf_loader.h"
-#include "loop_plan.h"
+#include "loop_templates.h"
 #include "pipeline_run.h"
 
 struct loop_engine {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The loop engine's program logic (bpf-ops/iou_loop_core.h, the same C the
- * BPF program is built from) and its block templates (daemon/loop_plan.c),
+ * BPF program is built from) and its block templates (daemon/loop_templates.c),
  * driven on the host against a model of the kernel side: no BPF is loaded.
  *
  * The model takes the SQEs a step prepared (indexes 0.., like
@@ -31,7 +31,7 @@
 #include "../bpf-ops/iou_loop_core.h"	/* its pieces: iou_loop_core.o */
 #include "../bpf-ops/iou_ops.h"
 #include "engine_bpf.h"
-#include "loop_plan.h"
+#include "loop_templates.h"
 #include "testutil.h"
 
 #define MAX_FILES	32

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Block templates for the loop engine (see loop_plan.h and
+ * Block templates for the loop engine (see loop_templates.h and
  * bpf-ops/iou_loop.h). The chain is the bpf engine's: reads into the
  * slot's read area, IORING_OP_BPF requests whose descriptor pairs (FIXED,
  * or REG_VEC for scattered sides) bpf_build_shuffle() makes, and writes
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "engine_bpf.h"
-#include "loop_plan.h"
+#include "loop_templates.h"
 
 void loop_plan_bounds(const struct plan *pl, int *max_ops, size_t *meta_size)
 {

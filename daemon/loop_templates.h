@@ -5,8 +5,8 @@
  * program's parameter region, from the same plan and descriptor builder as
  * the bpf engine, so both move exactly the same bytes. No I/O here.
  */
-#ifndef IOU_LOOP_PLAN_H
-#define IOU_LOOP_PLAN_H
+#ifndef IOU_LOOP_TEMPLATES_H
+#define IOU_LOOP_TEMPLATES_H
 
 #include <stdbool.h>
 #include <stddef.h>
