@@ -770,6 +770,15 @@ static void q_teardown(struct ublk_queue *q)
 	if (q->ops)
 		bpf_ops_detach(q->ops);
 	q->ops = NULL;
+	/*
+	 * The members let go now, not when the kernel gets round to freeing
+	 * the ring after it is closed: whoever takes them next (dm, mkfs, the
+	 * next device) would meet EBUSY from the O_EXCL this ring still holds.
+	 * Only with no command left: a fetch on a registered file (copying, and
+	 * a hand-over leaves fetches) would hold the unregistration forever.
+	 */
+	if (q->ring.initialised && !q->cmds && !q->backing)
+		io_uring_unregister_files(&q->ring.uring);
 	ring_exit(&q->ring);	/* cancels any command still in the kernel */
 	ring_mem_free(&q->mem);
 	if (q->sums_base >= 0)
