@@ -414,3 +414,28 @@ bool ublk_mirror_progress(struct ublk_dev *d, uint64_t *done, uint64_t *total)
 	*total = d->cfg.size;
 	return atomic_load(&d->mirror.source) >= 0;
 }
+
+int ublk_mirror_read_leg(struct ublk_dev *d, uint64_t *rr)
+{
+	int n = d->layout.nr, first = 0;
+
+	if (d->cfg.read_policy == READ_ROUND_ROBIN)
+		first = (*rr)++ % n;
+	for (int k = 0; k < n; k++) {
+		int m = (first + k) % n;
+
+		if (!atomic_load(&d->member_failed[m]))
+			return m;
+	}
+	return -1;
+}
+
+int ublk_mirror_retry_leg(struct ublk_dev *d, int op, uint64_t *rr)
+{
+	return op == UBLK_IO_OP_READ ? ublk_mirror_read_leg(d, rr) : -1;
+}
+
+bool ublk_mirror_stands(const struct ublk_dev *d, int op, unsigned int ok)
+{
+	return d->layout.target == TARGET_MIRROR && op != UBLK_IO_OP_READ && ok;
+}

@@ -57,4 +57,16 @@ void ublk_mirror_close(struct ublk_dev *d);
 /* true while a resync runs; @done and @total: its progress in bytes */
 bool ublk_mirror_progress(struct ublk_dev *d, uint64_t *done, uint64_t *total);
 
+/*
+ * The mirror's I/O policy, for the queues: the leg a read goes to (the
+ * first healthy one, from the next turn under read_policy = round-robin;
+ * *@rr is the queue's turn), -1 when none is left; the leg a failed
+ * request of @op is retried on (reads only: a write went to every leg);
+ * and whether a request of @op that @ok legs took stands (a write or flush
+ * stands on one, the failed legs being marked stale first).
+ */
+int ublk_mirror_read_leg(struct ublk_dev *d, uint64_t *rr);
+int ublk_mirror_retry_leg(struct ublk_dev *d, int op, uint64_t *rr);
+bool ublk_mirror_stands(const struct ublk_dev *d, int op, unsigned int ok);
+
 #endif

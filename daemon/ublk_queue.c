@@ -240,22 +240,6 @@ static void q_piece_submit(struct ublk_queue *q, unsigned int tag, int i)
 }
 
 /* mirror: the member reads go to, by the read policy; -1 if none is healthy */
-static int q_read_member(struct ublk_queue *q)
-{
-	struct ublk_dev *d = q->dev;
-	int n = d->layout.nr, first = 0;
-
-	if (d->cfg.read_policy == READ_ROUND_ROBIN)
-		first = q->rr++ % n;
-	for (int k = 0; k < n; k++) {
-		int m = (first + k) % n;
-
-		if (!atomic_load(&d->member_failed[m]))
-			return m;
-	}
-	return -1;
-}
-
 static void q_member_failed(struct ublk_queue *q, int m, int err)
 {
 	struct ublk_dev *d = q->dev;
@@ -289,7 +273,7 @@ static int q_map(struct ublk_queue *q, unsigned int tag, uint64_t off)
 	}
 	if (t->len > q->buf_size)
 		return -EINVAL;
-	n = ublk_map(&d->layout, q_changes(t), mirror ? q_read_member(q) : 0,
+	n = ublk_map(&d->layout, q_changes(t), mirror ? ublk_mirror_read_leg(d, &q->rr) : 0,
 		     off, t->len, p, q->max_pieces);
 	if (n <= 0 || !mirror || !q_changes(t))
 		return n;
@@ -579,7 +563,7 @@ static bool q_piece_retry(struct ublk_queue *q, unsigned int tag, int i, int err
 	if (q->dev->layout.target != TARGET_MIRROR)
 		return false;
 	q_member_failed(q, p->member, err);
-	if (q->tags[tag].op != UBLK_IO_OP_READ || (m = q_read_member(q)) < 0)
+	if ((m = ublk_mirror_retry_leg(q->dev, q->tags[tag].op, &q->rr)) < 0)
 		return false;
 	p->member = m;
 	q->done[tag * q->max_pieces + i] = 0;
@@ -619,8 +603,7 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 	}
 	if (--t->pending)
 		return;
-	/* a mirror write or flush stands when one member took it */
-	if (q->dev->layout.target == TARGET_MIRROR && t->op != UBLK_IO_OP_READ && t->ok)
+	if (ublk_mirror_stands(q->dev, t->op, t->ok))
 		t->err = 0;
 	/* a gathered read: its units go back from staging to their places */
 	if (!t->err && t->staged && t->op == UBLK_IO_OP_READ && q_shuffle(q, tag, false))
