@@ -462,8 +462,9 @@ static void reload_adding_a_writer_of_a_running_destination_is_rejected(void **s
  * The run-time guard: open file description locks. A second daemon (its own
  * state) pointed at the file the first is writing fails its pipeline at open
  * and writes nothing; the first one's copy comes out whole. The first one
- * flushes every block, so it is still running when the second has given up
- * waiting for the lock (3 s).
+ * is stopped (SIGSTOP) mid-copy, holding its locks, so it is still running
+ * when the second has given up waiting for the lock (3 s), however fast the
+ * machine or its checkpoint pacing.
  */
 static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
 {
@@ -482,6 +483,7 @@ static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
 	write_conf(f, "block_size = 4K\nqueue_depth = 1\ncheckpoint_interval = 4K\n", big);
 	pid = spawn(f, argv);
 	assert_true(wait_progress(f, "big", 256 << 10, 60));
+	kill(pid, SIGSTOP);
 	snprintf(buf, sizeof(buf), "[daemon]\nstate_dir = %s/state2\nruntime_dir = %s/run2\n"
 		 "engine = uring\n[pipeline other]\ntransform = copy\nsource = %s/src2\n"
 		 "destination = %s/out\ntruncate = yes\n", f->dir, f->dir, f->dir, f->dir);
@@ -492,6 +494,7 @@ static void a_second_daemon_cannot_write_what_the_first_is_writing(void **state)
 	assert_true(status_of(f, "big", &e));
 	assert_string_equal(e.state, "running");
 	kill(pid, SIGTERM);
+	kill(pid, SIGCONT);
 	assert_int_equal(wait_exit(pid, 60), 0);
 	write_conf(f, "", big);
 	assert_int_equal(run_bin(f, once), 0);
