@@ -63,7 +63,7 @@ enum io_bpf_buf_type {
 	IO_BPF_BUF_USER		= 0,	/* plain userspace buffer */
 	IO_BPF_BUF_FIXED	= 1,	/* registered buffer (absolute address) */
 	IO_BPF_BUF_VEC		= 2,	/* vectored buffer (iovec array) */
-	IO_BPF_BUF_KFIXED	= 3,	/* as FIXED here (no kernel buffers) */
+	IO_BPF_BUF_KFIXED	= 3,	/* a kernel buffer of the table (a ublk request), addr an offset */
 	IO_BPF_BUF_REG_VEC	= 4,	/* registered vectored buffer */
 };
 

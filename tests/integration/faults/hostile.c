@@ -253,7 +253,10 @@ static int child(int sock, int dpid, int dfd)
 	crafted("FIXED wrapping address 0xfffffffffffff000 + 8192",
 		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
 		desc(IO_BPF_BUF_FIXED, 0, 8192, 0xfffffffffffff000ULL), 4096);
-	/* KFIXED's addr is an address in the buffer, as FIXED's (V2) */
+	/*
+	 * KFIXED names a kernel buffer (a ublk request's pages, addr an offset):
+	 * index 0 holds a user buffer, so each is refused whatever the address
+	 */
 	crafted("KFIXED wrapping address 0xffffffffffffff00 + 4096",
 		desc(IO_BPF_BUF_FIXED, 1, 4096, (uintptr_t)buf_b),
 		desc(IO_BPF_BUF_KFIXED, 0, 4096, 0xffffffffffffff00ULL), 4096);
