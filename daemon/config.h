@@ -143,6 +143,11 @@ struct daemon_config {
 	char *path;
 	char *state_dir;
 	char *runtime_dir;
+	/*
+	 * a one-shot's state_dir and runtime_dir are its own, under these (the
+	 * configured ones), which hold the other commands' state: no data there
+	 */
+	char *oneshot_base[2];
 	enum log_level log_level;
 	bool exit_when_done;
 	uint32_t progress_interval;	/* s between progress lines off a terminal; 0: none */

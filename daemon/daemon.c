@@ -66,8 +66,8 @@ int daemon_config_load(const struct daemon_options *opts, struct daemon_config *
 		free(dirs[0]);
 		return -ENOMEM;
 	}
-	free(cfg->state_dir);
-	free(cfg->runtime_dir);
+	cfg->oneshot_base[0] = cfg->state_dir;
+	cfg->oneshot_base[1] = cfg->runtime_dir;
 	cfg->state_dir = dirs[0];
 	cfg->runtime_dir = dirs[1];
 	return 0;
@@ -105,6 +105,8 @@ static int daemon_start_pipeline(struct daemon *d, const struct pipeline_config 
 	const struct run_env base = {
 		.state_dir = d->cfg.state_dir,
 		.runtime_dir = d->cfg.runtime_dir,
+		.private_dirs = d->cfg.oneshot_base[0] ? (const char *const *)d->cfg.oneshot_base :
+			NULL,
 		.probe = &d->probe,
 		.main_fd = d->event_fd,
 		.pool = &d->pool,

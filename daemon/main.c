@@ -372,7 +372,11 @@ static int show_status(const char *config_path, const char *status_file, bool js
 	ret = status_read(status_file, &r);
 	if (ret == -ENOENT) {
 		/* a daemon that ran under systemd: its runtime directory went with the unit */
-		printf("iou-offloadd: not running (no status file %s)\n", status_file);
+		if (json)
+			printf("{\"schema\": %d, \"daemon\": {\"running\": false, \"status_file\": "
+			       "null}, \"pipelines\": [], \"devices\": []}\n", STATUS_JSON_SCHEMA);
+		else
+			printf("iou-offloadd: not running (no status file %s)\n", status_file);
 		config_free(&cfg);
 		return 3;
 	}
@@ -518,6 +522,11 @@ int main(int argc, char **argv)
 		check = argv[optind++];
 	if (do_udev && optind + 1 == argc)
 		return devices_udev_name(opts.config_path, argv[optind]);
+	if (do_scrub && verify_source) {
+		fprintf(stderr, "iou-offloadd scrub: --source is verify's: a scrub reads the "
+			"destinations (iou-offloadd verify --source NAME reads the source too)\n");
+		return DAEMON_EXIT_USAGE;
+	}
 	if (do_verify || do_scrub)
 		return verify_main(&opts, verify_source && do_verify, do_scrub, argv + optind,
 				   argc - optind);

@@ -87,6 +87,35 @@ static char *absolute(const char *p)
 	return out;
 }
 
+/*
+ * @p as the file it names, for the command's state name: the same files by
+ * another spelling (../, //, a symlinked directory, another cwd) resume the
+ * same state. A file not there yet: its directory resolved, then its name.
+ */
+static char *canonical(const char *p)
+{
+	char *abs = absolute(p), *real, *slash, *dir, *out = NULL;
+
+	if (!abs)
+		return NULL;
+	real = realpath(abs, NULL);
+	if (real) {
+		free(abs);
+		return real;
+	}
+	slash = strrchr(abs, '/');
+	*slash = '\0';
+	dir = realpath(abs[0] ? abs : "/", NULL);
+	*slash = '/';
+	if (!dir || asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "", slash + 1) < 0)
+		out = NULL;
+	free(dir);
+	if (!out)
+		return abs;	/* no such directory: as typed, the run will say so */
+	free(abs);
+	return out;
+}
+
 static void usage_line(const char *verb)
 {
 	fprintf(stderr, "iou-offloadd %s: usage: iou-offloadd %s%s (see --help)\n", verb, verb,
@@ -189,7 +218,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	add(&t, "create = yes\ntruncate = yes\n");
 	for (int i = optind; i < argc; i++) {
 		bool dst = i >= argc - ndst;
-		char *p = absolute(argv[i]);
+		char *p = canonical(argv[i]);
 
 		if (!p || strchr(p, '\n')) {
 			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, argv[i],

@@ -54,6 +54,8 @@ void config_free(struct daemon_config *cfg)
 	free(cfg->path);
 	free(cfg->state_dir);
 	free(cfg->runtime_dir);
+	free(cfg->oneshot_base[0]);
+	free(cfg->oneshot_base[1]);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

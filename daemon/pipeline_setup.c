@@ -266,8 +266,8 @@ static int run_init(struct pipeline_run *pr, const struct pipeline_config *pc,
 	pr->fs.cfg = &pr->cfg;
 	pr->fs.stop = env->stop;
 	pr->sums_fd = -1;
-	pr->fs.private_dirs[0] = env->state_dir;
-	pr->fs.private_dirs[1] = env->runtime_dir;
+	pr->fs.private_dirs[0] = env->private_dirs ? env->private_dirs[0] : env->state_dir;
+	pr->fs.private_dirs[1] = env->private_dirs ? env->private_dirs[1] : env->runtime_dir;
 	return pipeline_config_dup(pc, &pr->cfg);
 }
 

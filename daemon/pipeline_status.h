@@ -64,6 +64,8 @@ void pipeline_status_get_engine(struct pipeline_status *st, char *buf, size_t le
 struct run_env {
 	const char *state_dir;
 	const char *runtime_dir;	/* with state_dir: no source or destination there */
+	const char *const *private_dirs;	/* [2]: where no source or destination may be,
+						 * when wider than state_dir, runtime_dir */
 	const struct engine_probe *probe;
 	_Atomic bool *stop;		/* drain, checkpoint, return */
 	int wake_fd;			/* eventfd the daemon writes to after setting stop; -1 */

@@ -132,6 +132,12 @@ int reload_request(const char *config_path, const char *pid_arg)
 			"the status file)\n");
 		return 1;
 	}
+	/* a pid the status file names may be another process's by now: never signal that */
+	if (!status_daemon_alive(pid)) {
+		fprintf(stderr, "iou-offloadd reload: pid %d is not a running iou-offloadd: the "
+			"daemon is not running, nothing reloaded\n", (int)pid);
+		return 1;
+	}
 	answer_read(path, &before);
 	if (kill(pid, SIGHUP) < 0) {
 		fprintf(stderr, "iou-offloadd reload: cannot signal pid %d: %s\n", (int)pid,

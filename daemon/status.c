@@ -189,7 +189,7 @@ void status_print(FILE *out, const struct status_report *r, uint64_t now)
 			"(status updated %" PRIu64 " s ago)\n", (int)r->pid, up, r->config,
 			now > r->updated ? now - r->updated : 0);
 	else
-		fprintf(out, "iou-offloadd: not running (pid %d is gone); last status from "
+		fprintf(out, "iou-offloadd: not running (no iou-offloadd with pid %d); last status from "
 			"%" PRIu64 " s ago, config %s\n", (int)r->pid,
 			now > r->updated ? now - r->updated : 0, r->config);
 	status_devices_print(out, r->devices, r->nr_devices, alive);

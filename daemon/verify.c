@@ -68,9 +68,12 @@ static int read_logical(const struct target *t, const int *fds, uint64_t lo, uin
 	return 0;
 }
 
-/* one target against the manifest: mismatches found, or -errno */
+/*
+ * one target against the manifest: mismatches found, or -errno; *@checked:
+ * the blocks compared (fewer than @blocks when a read or the manifest failed)
+ */
 static long verify_target(const char *name, const struct target *t, int sums, uint64_t blocks,
-			  const struct checksum_head *h)
+			  const struct checksum_head *h, uint64_t *checked)
 {
 	int fds[CONFIG_MAX_FILES];
 	char *buf = malloc(h->block_size);
@@ -79,6 +82,7 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 	long bad = 0;
 	int ret = 0;
 
+	*checked = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (int i = 0; i < t->nr; i++) {
@@ -121,6 +125,7 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 			break;
 		}
 		got = checksum_crc32c(0, buf, len);
+		*checked = b + 1;
 		if (got == want)
 			continue;
 		bad++;
@@ -241,6 +246,12 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	}
 	blocks = vouched >= h.length ? (h.length + h.block_size - 1) / h.block_size :
 		 vouched / h.block_size;
+	if (!blocks) {
+		fprintf(stderr, "%s: nothing to verify yet: the checkpoint vouches for no whole "
+			"block\n", pc->name);
+		close(fd);
+		return 4;
+	}
 
 	if (pc->transform == TRANSFORM_STRIPE) {
 		t[nt++] = (struct target){ "stripe", pc->dests, pc->nr_dests, pc->dest_offset,
@@ -253,23 +264,31 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	}
 	if (source)
 		t[nt++] = (struct target){ "source", pc->sources, 1, pc->offset, 0 };
+	/* what was compared on every file set: a file that could not be read cuts it */
+	uint64_t least = blocks;
+
 	for (int i = 0; i < nt; i++) {
-		long r = verify_target(pc->name, &t[i], fd, blocks, &h);
+		uint64_t checked;
+		long r = verify_target(pc->name, &t[i], fd, blocks, &h, &checked);
 
 		if (r < 0)
 			rc = 1;
 		else
 			bad += r;
+		if (checked < least)
+			least = checked;
 	}
 	close(fd);
 	record_save(cfg->state_dir, pc->name, scrub, &(struct verify_record){
-		.when = time(NULL), .blocks = blocks,
-		.bytes = vouched < h.length ? blocks * h.block_size : h.length,
-		.mismatches = bad, .files = nt, .complete = vouched >= h.length, .failed = rc,
+		.when = time(NULL), .blocks = least,
+		.bytes = least == blocks && vouched >= h.length ? h.length : least * h.block_size,
+		.mismatches = bad, .files = nt, .complete = vouched >= h.length && least == blocks,
+		.failed = rc,
 	});
-	printf("%s: %" PRIu64 " block(s) of %" PRIu32 " bytes on %d %s%s: %s%ld mismatch(es)%s\n",
-	       pc->name, blocks, h.block_size, nt, nt == 1 ? "file set" : "file sets",
-	       source ? " (the source too)" : "", bad ? "" : "", bad,
+	printf("%s: %" PRIu64 " block(s) of %" PRIu32 " bytes on %d %s%s: %ld mismatch(es)%s%s\n",
+	       pc->name, least, h.block_size, nt, nt == 1 ? "file set" : "file sets",
+	       source ? " (the source too)" : "", bad,
+	       least < blocks ? "; not all read, a file could not be" : "",
 	       vouched < h.length ? " (up to the checkpoint: the copy is not finished)" : "");
 	return rc || bad ? 1 : 0;
 }
@@ -280,7 +299,8 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 	const char *config_path = opts->config_path;
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
-	int rc = 0, seen = 0, ret;
+	const char *verb = scrub ? "scrub" : "verify";
+	int rc = 0, ret, scrubbed = 0, left = 0;
 
 	/* a file, or a one-shot command's text (verify copy SRC DST) */
 	ret = daemon_config_load(opts, &cfg, &errs);
@@ -291,6 +311,19 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 		config_free(&cfg);
 		return 78;
 	}
+	for (int n = 0; n < nr_names; n++) {
+		bool found = false;
+
+		for (int i = 0; i < cfg.nr_pipelines && !found; i++)
+			found = !strcmp(names[n], cfg.pipelines[i].name);
+		for (int i = 0; i < cfg.nr_devices && !found; i++)
+			found = !strcmp(names[n], cfg.devices[i].name);
+		if (!found) {
+			fprintf(stderr, "iou-offloadd %s: %s is not a pipeline or device of %s\n",
+				verb, names[n], config_path);
+			rc = 2;
+		}
+	}
 	for (int i = 0; i < cfg.nr_pipelines; i++) {
 		const struct pipeline_config *pc = &cfg.pipelines[i];
 		bool named = !nr_names;
@@ -300,32 +333,35 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 			named |= !strcmp(names[n], pc->name);
 		if (!named)
 			continue;
-		seen++;
 		r = verify_pipeline(&cfg, pc, source, scrub);
-		/* a mismatch outranks nothing-to-verify */
-		if (r == 1 || (r == 4 && rc == 0))
-			rc = r;
+		if (r == 4)
+			left++;
+		else
+			scrubbed++;
+		if (r == 1)
+			rc = rc == 2 ? 2 : 1;
 	}
-	for (int i = 0; scrub && i < cfg.nr_devices; i++) {
-		bool named = !nr_names;
+	for (int i = 0; i < cfg.nr_devices; i++) {
+		bool named = false;
 
 		for (int n = 0; n < nr_names; n++)
 			named |= !strcmp(names[n], cfg.devices[i].name);
-		if (!named)
+		if (!named && (nr_names || !scrub))
 			continue;
-		seen++;
+		left++;
 		/* the legs of a mirror compared while it serves I/O: not built yet */
-		printf("%s: not scrubbed: scrubbing a device is not supported yet\n",
-		       cfg.devices[i].name);
-		if (rc == 0)
-			rc = 4;
+		if (scrub)
+			printf("%s: not scrubbed: scrubbing a device is not supported yet\n",
+			       cfg.devices[i].name);
+		else
+			printf("%s: a device: verify reads back pipelines\n", cfg.devices[i].name);
 	}
-	if (nr_names && seen < nr_names) {
-		fprintf(stderr, "iou-offloadd %s: a named %s is not in %s\n",
-			scrub ? "scrub" : "verify", scrub ? "pipeline or device" : "pipeline",
-			config_path);
-		rc = 2;
-	}
+	/*
+	 * verify: 4 when any named or configured pipeline had nothing to check;
+	 * scrub (the timer's): 4 only when nothing at all was scrubbed
+	 */
+	if (rc == 0 && left && (!scrub || !scrubbed))
+		rc = 4;
 	config_free(&cfg);
 	return rc;
 }

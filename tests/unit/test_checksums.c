@@ -259,8 +259,52 @@ static void scrub_leaves_an_unfinished_copy_and_a_device_and_says_so(void **stat
 	assert_int_equal(run_bin(f, dev), 4);
 	assert_true(file_has(f->out, "d: not scrubbed: scrubbing a device is not supported yet"));
 	assert_int_equal(run_bin(f, nosuch), 2);
-	assert_true(file_has(f->err, "a named pipeline or device is not in"));
+	assert_true(file_has(f->err, "nosuch is not a pipeline or device of"));
 	free(ck);
+}
+
+/* a file set that cannot be read is not counted as checked, in the line or the record */
+static void verify_counts_only_the_blocks_it_read(void **state)
+{
+	struct fx *f = *state;
+	char *scrub[] = { IOU_BIN, "scrub", "-c", f->conf, NULL };
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, "--json", NULL };
+	char *out = tu_path(f->dir, "out");
+
+	make_src(f, "src", 1 << 20, 210);
+	write_conf(f, "checksum = crc32c\nblock_size = 64K\n", "[pipeline a]\ntransform = copy\n"
+		   "source = @D/src\ndestination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(truncate(out, 3 * 65536 + 100), 0);
+	assert_int_equal(run_bin(f, scrub), 1);
+	assert_true(file_has(f->out, "a: 3 block(s) of 65536 bytes on 1 file set: 0 mismatch(es); "
+			     "not all read"));
+	assert_int_equal(run_bin(f, st), 3);
+	assert_true(file_has(f->out, "\"last_scrub\": {\"when\": "));
+	assert_true(file_has(f->out, "\"blocks\": 3, \"bytes\": 196608, \"mismatches\": 0, "
+			     "\"complete\": false, \"failed\": true}"));
+	unlink(out);
+	assert_int_equal(run_bin(f, scrub), 1);
+	assert_true(file_has(f->out, "a: 0 block(s) of 65536 bytes"));
+	free(out);
+}
+
+static void scrub_source_and_unknown_names_are_refused_by_name(void **state)
+{
+	struct fx *f = *state;
+	char *src[] = { IOU_BIN, "scrub", "-c", f->conf, "--source", NULL };
+	char *two[] = { IOU_BIN, "verify", "-c", f->conf, "a", "nosuch", NULL };
+
+	make_src(f, "src", 65536, 211);
+	write_conf(f, "checksum = crc32c\n", "[pipeline a]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(run_bin(f, src), 2);
+	assert_true(file_has(f->err, "--source is verify's"));
+	assert_int_equal(run_bin(f, two), 2);
+	assert_true(file_has(f->err, "nosuch is not a pipeline or device of"));
+	/* the name that is there is still verified */
+	assert_true(file_has(f->out, "a: 1 block(s)"));
 }
 
 /* --check-config --json: the findings with their lines and severities */
@@ -303,6 +347,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(scrub_reads_finished_pipelines_and_status_shows_the_last_scrub,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_leaves_an_unfinished_copy_and_a_device_and_says_so,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(verify_counts_only_the_blocks_it_read,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(scrub_source_and_unknown_names_are_refused_by_name,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(status_json_gives_the_pipeline_and_its_last_verify,
 						fx_setup, fx_teardown),

@@ -98,6 +98,39 @@ static void stripe_then_gather_destripe_gives_the_source_back(void **state)
 	same_files(f, "src", "back");
 }
 
+/*
+ * a one-shot's state_dir holds every one-shot's checkpoints: no destination
+ * there, not even another command's checkpoint
+ */
+static void a_one_shot_refuses_a_destination_in_its_state_dir(void **state)
+{
+	struct fx *f = *state;
+	char *inside;
+
+	make_src(f, "src", 100000, 95);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "dst"))), 0);
+	inside = tu_path(state_of(f), "x.img");
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), inside)), 1);
+	assert_true(file_has(f->err, "is in state_dir"));
+	assert_int_equal(access(inside, F_OK), -1);
+	free(inside);
+}
+
+/* the same files by another spelling are the same command: it resumes */
+static void a_one_shot_by_another_spelling_of_its_paths_is_the_same_command(void **state)
+{
+	struct fx *f = *state;
+	char *dotted = p(f, "sub/../src"), *doubled;
+
+	make_src(f, "src", 100000, 96);
+	assert_int_equal(mkdir(p(f, "sub"), 0755), 0);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "dst"))), 0);
+	assert_int_equal(asprintf(&doubled, "/%s", p(f, "dst")), (int)strlen(p(f, "dst")) + 1);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", dotted, doubled)), 0);
+	assert_true(file_has(f->err, "nothing to do"));
+	free(doubled);
+}
+
 static void a_one_shot_with_the_wrong_files_prints_usage_and_exits_2(void **state)
 {
 	struct fx *f = *state;
@@ -250,6 +283,11 @@ int main(void)
 			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(copy_stopped_part_way_resumes_when_run_again,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_one_shot_refuses_a_destination_in_its_state_dir,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_one_shot_by_another_spelling_of_its_paths_is_the_same_command,
+			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(stripe_then_gather_destripe_gives_the_source_back,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
