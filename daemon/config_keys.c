@@ -139,26 +139,29 @@ bool config_same_but_layout(const struct pipeline_config *a, const struct pipeli
 	return true;
 }
 
+/* a V_PATHS field of @a and @b: the same paths in the same order */
+static bool paths_same(const struct key_rule *r, const void *a, const void *b)
+{
+	char *const *pa = (char *const *)((const char *)a + r->at);
+	char *const *pb = (char *const *)((const char *)b + r->at);
+	int n = *(const int *)((const char *)a + r->at_nr);
+
+	if (n != *(const int *)((const char *)b + r->at_nr))
+		return false;
+	for (int j = 0; j < n; j++)
+		if (strcmp(pa[j], pb[j]))
+			return false;
+	return true;
+}
+
 /* what reload compares for a [device]: every key of the table (members by path) */
 bool device_config_same(const struct device_config *a, const struct device_config *b)
 {
 	for (size_t i = 0; i < NR_KEYS; i++) {
 		const struct key_rule *r = &keys[i].device;
-		char *const *pa = (char *const *)((const char *)a + r->at);
-		char *const *pb = (char *const *)((const char *)b + r->at);
-		int na, nb;
 
-		if (r->type == V_PATHS) {
-			na = *(const int *)((const char *)a + r->at_nr);
-			nb = *(const int *)((const char *)b + r->at_nr);
-			if (na != nb)
-				return false;
-			for (int j = 0; j < na; j++)
-				if (strcmp(pa[j], pb[j]))
-					return false;
-		} else if (r->type && !field_same(r, a, b)) {
+		if (r->type == V_PATHS ? !paths_same(r, a, b) : r->type && !field_same(r, a, b))
 			return false;
-		}
 	}
 	return true;
 }

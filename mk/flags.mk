@@ -14,4 +14,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(dir $(VMLINUX_H)) \
 # bpf-ops' objects and skeletons, one directory per source tree (two clones
 # sharing a build root must not take each other's programs)
 IOU_SRC_TREE := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
-BPF_OUT    ?= $(BUILD_ROOT)/bpf-ops/$(shell printf %s '$(IOU_SRC_TREE)' | sha256sum | cut -c1-12)
+# (worked out once per make, not at every use of the variable)
+ifndef BPF_OUT
+BPF_OUT    := $(BUILD_ROOT)/bpf-ops/$(shell printf %s '$(IOU_SRC_TREE)' | sha256sum | cut -c1-12)
+endif
