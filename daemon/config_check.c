@@ -13,6 +13,12 @@
 #include "claims.h"
 #include "config_int.h"
 
+/* the line that set @k for @pc: its own, else the [daemon] line it inherited */
+static int setting_line(const struct parse_state *st, const struct pipeline_config *pc, int k)
+{
+	return pc->key_line[k] ?: st->cfg->key_line[k];
+}
+
 void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 {
 	struct daemon_config *cfg = st->cfg;
@@ -42,11 +48,12 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 			  "key 'gather' is only valid with transform = gather");
 	/* sums.c sums the read area of copy, mirror and stripe blocks in the daemon */
 	if (pc->s.checksum != CHECKSUM_NONE && pc->transform == TRANSFORM_GATHER)
-		add_error(st, pc->key_line[K_CHECKSUM] ?: pc->key_line[K_TRANSFORM],
+		add_error(st, setting_line(st, pc, K_CHECKSUM) ?: pc->key_line[K_TRANSFORM],
 			  "checksum = crc32c is for copy, mirror and stripe (a gather's blocks "
 			  "are not summed yet)");
 	if (pc->s.checksum != CHECKSUM_NONE && pc->s.engine == ENGINE_LOOP)
-		add_error(st, pc->key_line[K_CHECKSUM] ?: pc->key_line[K_ENGINE],
+		add_error(st, setting_line(st, pc, K_CHECKSUM) ?: setting_line(st, pc, K_ENGINE) ?:
+			  pc->line,
 			  "checksum = crc32c needs engine = bpf, uring or auto (the loop engine's "
 			  "blocks complete inside its program, where nothing sums them yet)");
 

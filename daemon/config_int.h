@@ -174,6 +174,8 @@ int errors_push(struct config_errors *errs, char *msg);
 /* the same for a line that is taken, but likely not as meant */
 void add_warning(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* @errs from @from on in line order (each message is "FILE:LINE: ...") */
+void errors_sort(struct config_errors *errs, int from, const char *file);
 /*
  * A [KIND NAME] section: NAME usable as a file name, not a second section
  * of that name among the *@nr in *@sections (@size bytes each), not one more

@@ -192,7 +192,12 @@ static char *config_reader(char *str, int num, void *stream)
 	}
 	memcpy(line, st->buf + start, n);
 	line[n] = '\0';
-	snprintf(str, num, "%s\n", line);
+	/*
+	 * Without its indentation: inih takes an indented line for the value
+	 * of the key above it, so "  block_size = 4K" under a destination
+	 * was a second destination named "block_size = 4K".
+	 */
+	snprintf(str, num, "%s\n", line + strspn(line, " \t"));
 
 	/* same rules as inih: optional BOM on line 1, then '[' ... ']' */
 	p = line;
@@ -371,6 +376,8 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 		st.oom = 1;
 	if (st.oom)
 		return -ENOMEM;
+	/* in the file's order, as a reader fixes them: the checks run after the parse */
+	errors_sort(errs, nr_before, name);
 	return errs->nr > nr_before ? -EINVAL : 0;
 }
 

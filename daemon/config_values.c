@@ -36,6 +36,26 @@ int errors_push(struct config_errors *errs, char *msg)
 	return 0;
 }
 
+static long msg_line(const char *msg, size_t file_len)
+{
+	return strtol(msg + file_len + 1, NULL, 10);
+}
+
+void errors_sort(struct config_errors *errs, int from, const char *file)
+{
+	size_t n = strlen(file);
+
+	/* stable: two findings of one line keep the order they were found in */
+	for (int i = from + 1; i < errs->nr; i++) {
+		char *msg = errs->msgs[i];
+		int j = i;
+
+		for (; j > from && msg_line(errs->msgs[j - 1], n) > msg_line(msg, n); j--)
+			errs->msgs[j] = errs->msgs[j - 1];
+		errs->msgs[j] = msg;
+	}
+}
+
 static char *located(struct parse_state *st, int line, const char *body);
 
 void add_error(struct parse_state *st, int line, const char *fmt, ...)

@@ -357,6 +357,30 @@ static bool is_inside(const char *path, const struct stat *dir)
 	return inside;
 }
 
+void files_private_why(char *msg, size_t len, bool dest, const char *path, int k,
+		       const char *dir)
+{
+	snprintf(msg, len, "%s %s is in %s %s, the daemon's own files (checkpoints, device "
+		 "ids, status): choose a path outside it", dest ? "destination" : "source", path,
+		 k ? "runtime_dir" : "state_dir", dir);
+}
+
+int files_private_dir(const char *const dirs[2], const char *path, int fd, bool is_bdev)
+{
+	struct stat dir, st;
+
+	for (int k = 0; k < 2; k++) {
+		if (!dirs[k] || stat(dirs[k], &dir) < 0 || !S_ISDIR(dir.st_mode))
+			continue;
+		if (is_inside(path, &dir))
+			return k;
+		if (!is_bdev && (fd >= 0 ? fstat(fd, &st) : stat(path, &st)) == 0 &&
+		    S_ISREG(st.st_mode) && is_entry_of(dirs[k], &st))
+			return k;
+	}
+	return -1;
+}
+
 /*
  * The daemon's own files (checkpoints, device ids, the status file) are
  * never data: a copy onto a checkpoint would report success and hold the
@@ -364,25 +388,12 @@ static bool is_inside(const char *path, const struct stat *dir)
  */
 static int check_private(struct file_set *fs, const struct file_slot *f, bool dest)
 {
-	static const char *const keys[] = { "state_dir", "runtime_dir" };
-	struct stat dir, st;
+	int k = files_private_dir(fs->private_dirs, f->path, f->fd, f->is_bdev);
 
-	for (int k = 0; k < 2; k++) {
-		const char *d = fs->private_dirs[k];
-		bool hit;
-
-		if (!d || stat(d, &dir) < 0 || !S_ISDIR(dir.st_mode))
-			continue;
-		hit = is_inside(f->path, &dir);
-		if (!hit && f->fd >= 0 && !f->is_bdev && fstat(f->fd, &st) == 0)
-			hit = is_entry_of(d, &st);
-		if (hit)
-			return files_fail(fs, -EINVAL, "%s %s is in %s %s, the daemon's own "
-					     "files (checkpoints, device ids, status): choose a "
-					     "path outside it", dest ? "destination" : "source",
-					     f->path, keys[k], d);
-	}
-	return 0;
+	if (k < 0)
+		return 0;
+	files_private_why(fs->msg, sizeof(fs->msg), dest, f->path, k, fs->private_dirs[k]);
+	return -EINVAL;
 }
 
 int files_open(struct file_set *fs)

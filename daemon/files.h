@@ -55,6 +55,14 @@ struct file_set {
 /* record what failed in fs->msg (as printf) and return @err */
 int files_fail(struct file_set *fs, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Is @path (open as @fd, or -1) in one of @dirs (state_dir, runtime_dir),
+ * through any link, or a hard link to one of their files? Its index, or -1.
+ */
+int files_private_dir(const char *const dirs[2], const char *path, int fd, bool is_bdev);
+/* why such a @path is refused, into @msg */
+void files_private_why(char *msg, size_t len, bool dest, const char *path, int k,
+		       const char *dir);
 /* fill size, type and identity of an open file; -EINVAL: neither file nor bdev */
 int file_identify(struct file_slot *f);
 /*

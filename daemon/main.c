@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "pipeline.h"
 #include "daemon.h"
 #include "daemon_dirs.h"
+#include "files.h"
 #include "oneshot.h"
 #include "verify.h"
 #include "rlimits.h"
@@ -216,6 +218,38 @@ static int check_config_open(const struct daemon_config *cfg, FILE *out)
 	return bad || bad_devices ? DAEMON_EXIT_CONFIG : DAEMON_EXIT_OK;
 }
 
+/*
+ * Without --open too: a source or destination among the daemon's own files
+ * would only be refused at start (files_open() checks it again there).
+ */
+static int check_config_private(const struct daemon_config *cfg, FILE *out)
+{
+	const char *const dirs[2] = { cfg->state_dir, cfg->runtime_dir };
+	char why[PATH_MAX * 2 + 128];
+	int bad = 0;
+
+	for (int i = 0; i < cfg->nr_pipelines; i++) {
+		const struct pipeline_config *pc = &cfg->pipelines[i];
+
+		for (int j = 0; j < pc->nr_sources + pc->nr_dests; j++) {
+			bool dest = j >= pc->nr_sources;
+			int n = dest ? j - pc->nr_sources : j;
+			const char *file = dest ? pc->dests[n] : pc->sources[n];
+			int k = files_private_dir(dirs, file, -1, false);
+
+			if (k < 0)
+				continue;
+			files_private_why(why, sizeof(why), dest, file, k, dirs[k]);
+			fprintf(out, "%s:%d: [pipeline %s]: %s\n", cfg->path,
+				dest ? pc->dest_line[n] : pc->source_line[n], pc->name, why);
+			bad++;
+		}
+	}
+	if (bad)
+		fprintf(out, "%s: %d error(s)\n", cfg->path, bad);
+	return bad;
+}
+
 static int check_config(const char *path, bool open_files, FILE *out, bool summary)
 {
 	struct config_errors errs = { 0 };
@@ -237,6 +271,11 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 		config_free(&cfg);
 		return DAEMON_EXIT_CONFIG;
 	}
+	if (!open_files && check_config_private(&cfg, out)) {
+		config_errors_free(&errs);
+		config_free(&cfg);
+		return DAEMON_EXIT_CONFIG;
+	}
 	if (open_files) {
 		ret = check_config_open(&cfg, out);
 		if (ret) {
@@ -247,9 +286,9 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 	}
 	if (!summary)
 		goto done;
-	printf("%s: OK%s, %d pipeline(s); state_dir %s, runtime_dir %s\n", path,
+	printf("%s: OK%s, %d pipeline(s), %d device(s); state_dir %s, runtime_dir %s\n", path,
 	       open_files ? " (files opened and checked)" : "", cfg.nr_pipelines,
-	       cfg.state_dir, cfg.runtime_dir);
+	       cfg.nr_devices, cfg.state_dir, cfg.runtime_dir);
 	for (int i = 0; i < cfg.nr_pipelines; i++) {
 		const struct pipeline_config *pc = &cfg.pipelines[i];
 
@@ -257,6 +296,15 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 		       pc->name, transform_to_string(pc->transform), pc->nr_sources,
 		       pc->nr_dests, engine_kind_to_string(pc->s.engine), pc->s.block_size,
 		       pc->s.queue_depth, pc->s.direct ? ", direct" : "");
+	}
+	for (int i = 0; i < cfg.nr_devices; i++) {
+		const struct device_config *dc = &cfg.devices[i];
+
+		printf("  %-16s %-6s %d member(s), engine %s, data_path %s, queues %u, "
+		       "queue_depth %u%s\n", dc->name, device_target_to_string(dc->target),
+		       dc->nr_backing, engine_kind_to_string(dc->engine),
+		       data_path_to_string(dc->data_path), dc->nr_queues, dc->queue_depth,
+		       dc->checksum != CHECKSUM_NONE ? ", checksum crc32c" : "");
 	}
 done:
 	config_errors_free(&errs);

@@ -281,6 +281,50 @@ static void comments_and_blank_lines_are_ignored(void **state)
 	done(&p);
 }
 
+/* inih would take an indented line for more of the value above it */
+static void an_indented_line_is_a_line_of_its_own(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	expect_ok(&p, "[pipeline p]\ntransform = copy\nsource = /a\ndestination = /b\n"
+		  "  block_size = 8K\n\tqueue_depth = 4\n");
+	assert_int_equal(p.cfg.pipelines[0].nr_dests, 1);
+	assert_string_equal(p.cfg.pipelines[0].dests[0], "/b");
+	assert_int_equal(p.cfg.pipelines[0].s.block_size, 8192);
+	assert_int_equal(p.cfg.pipelines[0].s.queue_depth, 4);
+	done(&p);
+}
+
+/* a [daemon] setting a pipeline cannot use: the line that set it, not line 0 */
+static void a_finding_about_an_inherited_setting_names_its_daemon_line(void **state)
+{
+	(void)state;
+	expect_error("[daemon]\nengine = loop\nchecksum = crc32c\n"
+		     "[pipeline p]\ntransform = copy\nsource = /a\ndestination = /b\n",
+		     "test.conf:3: [pipeline p]: checksum = crc32c needs engine = bpf, uring or "
+		     "auto (the loop engine's blocks complete inside its program, where nothing "
+		     "sums them yet)");
+}
+
+/* the checks across keys run after the parse; their findings still come in file order */
+static void findings_are_listed_in_line_order(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "[pipeline p]\nsource = /a\ndestination = /b\nqueue_depth = lots\n"
+		  "[pipeline q]\ntransform = copy\nsource = /c\ndestination = /d\n"
+		  "block_size = huge\n");
+	assert_int_equal(p.ret, -EINVAL);
+	assert_int_equal(p.errs.nr, 3);
+	assert_true(strstr(p.errs.msgs[0], "test.conf:1: ") != NULL);
+	assert_true(strstr(p.errs.msgs[0], "missing required key 'transform'") != NULL);
+	assert_true(strstr(p.errs.msgs[1], "test.conf:4: ") != NULL);
+	assert_true(strstr(p.errs.msgs[2], "test.conf:9: ") != NULL);
+	done(&p);
+}
+
 static void an_empty_file_is_valid_and_has_no_pipelines(void **state)
 {
 	struct parsed p;
@@ -957,6 +1001,9 @@ int main(void)
 		cmocka_unit_test(sizes_accept_suffixes_and_reject_overflow),
 		cmocka_unit_test(booleans_accept_the_usual_spellings),
 		cmocka_unit_test(comments_and_blank_lines_are_ignored),
+		cmocka_unit_test(an_indented_line_is_a_line_of_its_own),
+		cmocka_unit_test(a_finding_about_an_inherited_setting_names_its_daemon_line),
+		cmocka_unit_test(findings_are_listed_in_line_order),
 		cmocka_unit_test(an_empty_file_is_valid_and_has_no_pipelines),
 		cmocka_unit_test(log_levels_parse),
 		cmocka_unit_test(engine_rejects_unknown_values),

@@ -90,6 +90,43 @@ static void check_config_accepts_a_valid_file(void **state)
 	assert_true(file_has(f->out, "OK, 1 pipeline(s)"));
 }
 
+/* without --open too: the start would refuse it, so the check must */
+static void plain_check_config_refuses_a_destination_in_state_dir(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char want[4200], state_dir[4096];
+
+	snprintf(state_dir, sizeof(state_dir), "%s/state", f->dir);
+	assert_int_equal(mkdir(state_dir, 0755), 0);
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/state/p.ckpt\n");
+	assert_int_equal(run_bin(f, argv), 78);
+	/* [daemon] takes lines 1-4, so the destination is on line 8 */
+	snprintf(want, sizeof(want), "%s:8: [pipeline p]: destination %s/state/p.ckpt is in "
+		 "state_dir %s/state", f->conf, f->dir, f->dir);
+	assert_true(file_has(f->err, want));
+	assert_false(file_has(f->out, "OK"));
+}
+
+static void check_config_summary_counts_devices(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	char leg[4200];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(leg, sizeof(leg), "%s/leg%d", f->dir, i);
+		assert_int_equal(tu_write_file(leg, "", 0), 0);
+		assert_int_equal(truncate(leg, 16 << 20), 0);
+	}
+	write_conf(f, "", "[device m]\ntarget = mirror\nbacking = @D/leg0\n"
+		   "backing = @D/leg1\nsize = 16M\n");
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_true(file_has(f->out, "OK, 0 pipeline(s), 1 device(s)"));
+	assert_true(file_has(f->out, "mirror 2 member(s)"));
+}
+
 static void check_config_reports_file_line_and_exits_78(void **state)
 {
 	struct fx *f = *state;
@@ -1267,6 +1304,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(plain_check_config_refuses_a_destination_in_state_dir, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(check_config_summary_counts_devices, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_binary_config_prints_twenty_errors_and_a_count,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_value_cut_at_an_inline_comment_is_a_warning,
