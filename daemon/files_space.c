@@ -57,7 +57,8 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 
 	for (int d = 0; d < fs->nr_dst; d++) {
 		const struct file_slot *f = &fs->dst[d];
-		uint64_t end = fs->cfg->dest_offset + plan_dest_bytes(pl, d), have, fsid = 0;
+		uint64_t bytes = plan_dest_bytes(pl, d), end = fs->cfg->dest_offset + bytes;
+		uint64_t have, more, fsid = 0;
 		struct statvfs vfs;
 		int i, ret;
 
@@ -72,6 +73,9 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 				  strerror(-ret));
 			continue;
 		}
+		/* no blocks at all (proc, sysfs): it has no space to tell of */
+		if (!vfs.f_blocks)
+			continue;
 		/* destinations on one file system share its free space */
 		for (i = 0; i < nr && dev[i] != fsid; i++)
 			;
@@ -85,8 +89,12 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 			avail[nr++] = (uint64_t)(rlimits_have_cap(RLIMITS_CAP_SYS_RESOURCE) ?
 						 vfs.f_bfree : vfs.f_bavail) * vfs.f_frsize;
 		}
-		/* a sparse copy allocates its data only */
-		need[i] += end - have > fs->hole_bytes ? end - have - fs->hole_bytes : 0;
+		/*
+		 * at most what it writes: a dest_offset past the end leaves a
+		 * hole; and a sparse copy allocates its data only
+		 */
+		more = end - have < bytes ? end - have : bytes;
+		need[i] += more > fs->hole_bytes ? more - fs->hole_bytes : 0;
 	}
 	for (int i = 0; i < nr; i++) {
 		char n[32], a[32];

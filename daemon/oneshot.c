@@ -148,6 +148,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	bool direct = false, destripe = false, checksum = false;
 	struct text t = { 0 };
 	uint64_t h = FNV1A_START;	/* the layout's name for its state directory */
+	const char *why;
 	int c, nfiles, ndst;
 
 	optind = 1;
@@ -176,9 +177,18 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		}
 	}
 	nfiles = argc - optind;
-	if (nfiles < 2 || (!strcmp(verb, "copy") && nfiles != 2) ||
-	    (!strcmp(verb, "stripe") && !unit) || (destripe && !unit) ||
-	    (unit && strcmp(verb, "stripe") && !destripe)) {
+	/* say which rule the line broke: the usage line alone leaves it to guess */
+	why = destripe && strcmp(verb, "gather") ? "--destripe is for gather" :
+	      (!strcmp(verb, "stripe") || destripe) && !unit ?
+		"--unit SIZE is required (the stripe unit)" :
+	      unit && strcmp(verb, "stripe") && !destripe ?
+		(strcmp(verb, "gather") ? "--unit is for stripe and gather --destripe" :
+		 "--unit goes with --destripe") :
+	      nfiles < 2 ? "a source and a destination are required" :
+	      !strcmp(verb, "copy") && nfiles != 2 ? "copy takes one source and one destination" :
+	      NULL;
+	if (why) {
+		fprintf(stderr, "iou-offloadd %s: %s\n", verb, why);
 		usage_line(verb);
 		return DAEMON_EXIT_USAGE;
 	}

@@ -609,6 +609,38 @@ static void a_full_destination_is_refused_up_front_in_one_line(void **state)
 }
 
 /*
+ * dest_offset past the end of the destination leaves a hole the copy never
+ * writes: only the bytes it writes need room (was: 64 MiB + 2 MiB needed of
+ * a 4 MiB file system, and refused).
+ */
+static void a_dest_offset_hole_needs_no_space(void **state)
+{
+	struct fx *f = *state;
+	char *check[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *mnt = tu_path(f->dir, "small"), *out = tu_path(mnt, "out");
+	struct stat st;
+
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	if (mount("iou-test", mnt, "tmpfs", 0, "size=4m")) {
+		free(out);
+		free(mnt);
+		skip();
+	}
+	make_src(f, "src", 2 << 20, 44);
+	write_conf(f, "", "[pipeline a]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/small/out\ndest_offset = 64M\n");
+	assert_int_equal(run_bin(f, check), 0);
+	assert_int_equal(run_bin(f, argv), 0);
+	assert_int_equal(stat(out, &st), 0);
+	umount2(mnt, MNT_DETACH);
+	assert_int_equal(st.st_size, (64 << 20) + (2 << 20));
+	assert_true(st.st_blocks * 512 <= 3 << 20);
+	free(out);
+	free(mnt);
+}
+
+/*
  * When writes do fail, the lowest failing block is logged in full (the one
  * where the failure starts) and what fails beside it (every request in
  * flight) as one summary line. RLIMIT_FSIZE makes
@@ -1345,6 +1377,7 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_dest_offset_hole_needs_no_space, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			write_errors_behind_the_first_are_one_summary_line, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(

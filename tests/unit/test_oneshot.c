@@ -141,6 +141,21 @@ static void a_one_shot_with_the_wrong_files_prints_usage_and_exits_2(void **stat
 	assert_true(file_has(f->err, "--unit SIZE"));
 }
 
+/* the usage line alone left the reader to guess which rule the line broke */
+static void a_one_shot_usage_error_says_which_rule(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(run_bin(f, ONESHOT(f, "gather", "--destripe", p(f, "a"), p(f, "b"),
+					    p(f, "c"))), 2);
+	assert_true(file_has(f->err, "iou-offloadd gather: --unit SIZE is required"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "mirror", "--destripe", "--unit", "4K", p(f, "a"),
+					    p(f, "b"))), 2);
+	assert_true(file_has(f->err, "iou-offloadd mirror: --destripe is for gather"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "a"), p(f, "b"), p(f, "c"))), 2);
+	assert_true(file_has(f->err, "copy takes one source and one destination"));
+}
+
 static void a_bad_option_value_names_the_key(void **state)
 {
 	struct fx *f = *state;
@@ -293,6 +308,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			a_one_shot_with_the_wrong_files_prints_usage_and_exits_2,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_one_shot_usage_error_says_which_rule, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_key,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_config_on_standard_input_runs,
