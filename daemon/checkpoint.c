@@ -232,6 +232,25 @@ static bool ident_same_content(const struct file_ident *a, const struct file_ide
 	       (!a->ctime_ns || !b->ctime_ns || a->ctime_ns == b->ctime_ns);
 }
 
+/* what differs, for the message: "size 4096 -> 8192", "mtime", "inode, size ..." */
+static const char *ident_change(const struct file_ident *was, const struct file_ident *now,
+				char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!ident_same_file(was, now))
+		n += snprintf(buf + n, len - n, "inode");
+	if (n < len && was->size != now->size)
+		n += snprintf(buf + n, len - n, "%ssize %" PRIu64 " -> %" PRIu64, n ? ", " : "",
+			      was->size, now->size);
+	if (n < len && was->mtime_ns != now->mtime_ns)
+		n += snprintf(buf + n, len - n, "%smtime", n ? ", " : "");
+	if (n < len && was->ctime_ns && now->ctime_ns && was->ctime_ns != now->ctime_ns)
+		snprintf(buf + n, len - n, "%sctime", n ? ", " : "");
+	return buf;
+}
+
 /* a record of a stopped pipeline holds its destinations as they were left */
 static bool ident_recorded(const struct file_ident *id)
 {
@@ -251,7 +270,7 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 				     struct ckpt_files src, struct ckpt_files dst,
 				     bool repeat, char *msg, size_t len)
 {
-	char n[16];
+	char n[16], what[96];
 
 	if (!c) {
 		snprintf(msg, len, "no checkpoint: starting at 0");
@@ -264,8 +283,9 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 	for (int i = 0; i < src.nr; i++) {
 		if (!ident_same_content(&c->src[i], &src.id[i])) {
 			snprintf(msg, len,
-				 "source %s changed since the checkpoint (size, mtime or inode): "
-				 "starting at 0", file_name(src, i, n, sizeof(n)));
+				 "source %s changed since the checkpoint (%s): starting at 0",
+				 file_name(src, i, n, sizeof(n)),
+				 ident_change(&c->src[i], &src.id[i], what, sizeof(what)));
 			return RESUME_FRESH;
 		}
 	}
@@ -286,8 +306,9 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 		for (int i = 0; i < dst.nr; i++) {
 			if (!ident_same_content(&c->dst[i], &dst.id[i])) {
 				snprintf(msg, len,
-					 "destination %s was modified after the pipeline finished: "
-					 "starting at 0", file_name(dst, i, n, sizeof(n)));
+					 "destination %s was modified after the pipeline finished "
+					 "(%s): starting at 0", file_name(dst, i, n, sizeof(n)),
+					 ident_change(&c->dst[i], &dst.id[i], what, sizeof(what)));
 				return RESUME_FRESH;
 			}
 		}
@@ -298,8 +319,9 @@ enum resume_action checkpoint_decide(const struct checkpoint *c, uint64_t finger
 		/* a stop flushed every write first: anything since is not ours */
 		if (ident_recorded(&c->dst[i]) && !ident_same_content(&c->dst[i], &dst.id[i])) {
 			snprintf(msg, len,
-				 "destination %s changed while the pipeline was stopped (size, "
-				 "mtime or ctime): starting at 0", file_name(dst, i, n, sizeof(n)));
+				 "destination %s changed while the pipeline was stopped (%s): "
+				 "starting at 0", file_name(dst, i, n, sizeof(n)),
+				 ident_change(&c->dst[i], &dst.id[i], what, sizeof(what)));
 			return RESUME_FRESH;
 		}
 	}

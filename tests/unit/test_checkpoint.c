@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Checkpoint files and the resume decision */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,31 @@ static void finished_pipeline_is_not_copied_again(void **state)
 	decide(&c, c.src, &dst, false, RESUME_FRESH, "modified after the pipeline finished");
 }
 
+/* "size, mtime or inode" left the reader to find out which */
+static void a_change_message_says_what_changed(void **state)
+{
+	struct checkpoint c = sample();
+	struct file_ident src[2] = { c.src[0], c.src[1] }, dst;
+	char want[96];
+
+	(void)state;
+	src[1].mtime_ns++;
+	decide(&c, src, c.dst, false, RESUME_FRESH, "source 1 changed since the checkpoint "
+	       "(mtime): starting at 0");
+	src[1] = c.src[1];
+	src[0].size++;
+	src[0].ctime_ns = c.src[0].ctime_ns + 1;
+	snprintf(want, sizeof(want), "(size %" PRIu64 " -> %" PRIu64 "%s)", c.src[0].size,
+		 c.src[0].size + 1, c.src[0].ctime_ns ? ", ctime" : "");
+	decide(&c, src, c.dst, false, RESUME_FRESH, want);
+	c.state = CKPT_FINISHED;
+	c.done = c.total;
+	dst = c.dst[0];
+	dst.mtime_ns++;
+	decide(&c, c.src, &dst, false, RESUME_FRESH, "modified after the pipeline finished "
+	       "(mtime)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +312,7 @@ int main(void)
 		cmocka_unit_test(a_status_file_cut_short_is_refused),
 		cmocka_unit_test(resume_continues_when_nothing_changed),
 		cmocka_unit_test(changed_config_or_source_starts_over),
+		cmocka_unit_test(a_change_message_says_what_changed),
 		cmocka_unit_test(replaced_destination_starts_over),
 		cmocka_unit_test(finished_pipeline_is_not_copied_again),
 	};
