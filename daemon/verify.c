@@ -212,18 +212,24 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	struct target t[CONFIG_MAX_FILES + 1];
 	char path[4200];
 	uint64_t blocks, vouched;
+	bool oneshot = cfg->oneshot_base[0];
 	long bad = 0;
 	int nt = 0, fd, rc = 0;
 
-	if (pc->s.checksum == CHECKSUM_NONE) {
+	/* a one-shot's verify is not told --checksum again: its manifest says */
+	if (pc->s.checksum == CHECKSUM_NONE && !oneshot) {
 		fprintf(stderr, "%s: checksum = none: nothing to verify against\n", pc->name);
 		return 4;
 	}
 	checksum_path(cfg->state_dir, pc->name, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || checksum_read_head(fd, &h)) {
-		fprintf(stderr, "%s: no checksum manifest in %s (has it run with checksum = "
-			"crc32c?)\n", pc->name, cfg->state_dir);
+		if (oneshot)
+			fprintf(stderr, "%s: no checksums recorded for it (was it run with "
+				"--checksum?)\n", pc->name);
+		else
+			fprintf(stderr, "%s: no checksum manifest in %s (has it run with "
+				"checksum = crc32c?)\n", pc->name, cfg->state_dir);
 		if (fd >= 0)
 			close(fd);
 		return 4;

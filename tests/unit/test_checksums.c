@@ -165,6 +165,27 @@ static void a_one_shot_copy_with_checksums_verifies_by_the_same_command(void **s
 	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--checksum",
 						 "--state-dir", sd, src, dst, NULL })), 1);
 	assert_true(file_has(f->out, "offset 0 length 1048576"));
+	/* without --checksum again: the manifest is what counts (it said checksum = none) */
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--state-dir", sd,
+						 src, dst, NULL })), 1);
+	assert_true(file_has(f->out, "offset 0 length 1048576"));
+}
+
+/* a one-shot run without --checksum: said in its options' words, not a config key's */
+static void a_one_shot_verify_without_sums_names_the_option(void **state)
+{
+	struct fx *f = *state;
+	char sd[4200], src[4200], dst[4200];
+
+	snprintf(sd, sizeof(sd), "%s/os", f->dir);
+	snprintf(src, sizeof(src), "%s/src", f->dir);
+	snprintf(dst, sizeof(dst), "%s/dst", f->dir);
+	make_src(f, "src", 1 << 20, 206);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "copy", "--state-dir", sd, src, dst,
+						 NULL })), 0);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--state-dir", sd,
+						 src, dst, NULL })), 4);
+	assert_true(file_has(f->err, "no checksums recorded for it (was it run with --checksum?)"));
 }
 
 /* status --json: every key of the status file, and the last verify from state_dir */
@@ -344,6 +365,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			a_one_shot_copy_with_checksums_verifies_by_the_same_command,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_one_shot_verify_without_sums_names_the_option,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_reads_finished_pipelines_and_status_shows_the_last_scrub,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_leaves_an_unfinished_copy_and_a_device_and_says_so,
