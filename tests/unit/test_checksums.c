@@ -145,15 +145,21 @@ static void checksums_on_the_loop_engine_are_refused_at_their_line(void **state)
 	assert_true(file_has(f->err, ":10: [pipeline p]: checksum = crc32c needs engine"));
 }
 
+/* a one-shot's state dir, source and destination in the test's directory */
+static void one_shot_paths(struct fx *f, char sd[4200], char src[4200], char dst[4200])
+{
+	snprintf(sd, 4200, "%s/os", f->dir);
+	snprintf(src, 4200, "%s/src", f->dir);
+	snprintf(dst, 4200, "%s/dst", f->dir);
+}
+
 /* the one-shot form: copy --checksum, then verify copy with the same words */
 static void a_one_shot_copy_with_checksums_verifies_by_the_same_command(void **state)
 {
 	struct fx *f = *state;
 	char sd[4200], src[4200], dst[4200];
 
-	snprintf(sd, sizeof(sd), "%s/os", f->dir);
-	snprintf(src, sizeof(src), "%s/src", f->dir);
-	snprintf(dst, sizeof(dst), "%s/dst", f->dir);
+	one_shot_paths(f, sd, src, dst);
 	make_src(f, "src", 3 << 20, 205);
 	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "copy", "--checksum", "--state-dir",
 						 sd, src, dst, NULL })), 0);
@@ -177,9 +183,7 @@ static void a_one_shot_verify_without_sums_names_the_option(void **state)
 	struct fx *f = *state;
 	char sd[4200], src[4200], dst[4200];
 
-	snprintf(sd, sizeof(sd), "%s/os", f->dir);
-	snprintf(src, sizeof(src), "%s/src", f->dir);
-	snprintf(dst, sizeof(dst), "%s/dst", f->dir);
+	one_shot_paths(f, sd, src, dst);
 	make_src(f, "src", 1 << 20, 206);
 	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "copy", "--state-dir", sd, src, dst,
 						 NULL })), 0);
