@@ -762,8 +762,7 @@ static void q_teardown(struct ublk_queue *q)
 	 */
 	if (q->ring.initialised && !q->cmds && !q->backing)
 		io_uring_unregister_files(&q->ring.uring);
-	ring_exit(&q->ring);	/* cancels any command still in the kernel */
-	ring_mem_free(&q->mem);
+	/* the ring itself: ublk_queue_join(), once this thread has exited */
 	if (q->sums_base >= 0)
 		bpf_sums_free(q->sums_base, q->depth * q->sums_per_tag);
 	q->sums_base = -1;
@@ -840,7 +839,7 @@ static void *queue_thread(void *arg)
 		io_uring_cq_advance(&q->ring.uring, seen);
 		q_window(q);
 	}
-	/* the last commits; the fetches left are cancelled with the ring */
+	/* the last commits; the fetches left are cancelled as this thread exits */
 	if (q->leaving)
 		io_uring_submit(&q->ring.uring);
 	q_teardown(q);
@@ -872,6 +871,15 @@ void ublk_queue_join(struct ublk_queue *q)
 	if (q->joinable)
 		pthread_join(q->thread, NULL);
 	q->joinable = false;
+	/*
+	 * Closed only now: the thread's exit has cancelled the fetches a
+	 * hand-over leaves, as their submitter. Closed by the live thread,
+	 * the ring's exit work would post their cancellations from a worker
+	 * while the DEFER_TASKRUN ring's submitter still runs, which lockdep
+	 * reports (io_lockdep_assert_cq_locked) on every one.
+	 */
+	ring_exit(&q->ring);
+	ring_mem_free(&q->mem);
 	if (q->wake_fd >= 0)
 		close(q->wake_fd);
 	q->wake_fd = -1;
