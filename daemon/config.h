@@ -133,7 +133,8 @@ struct device_config {
 	enum read_policy read_policy;
 	enum stripe_io stripe_io;
 	enum data_path data_path;
-	enum checksum_kind checksum;	/* crc32c: of each 4 KiB written, in the kernel */
+	enum checksum_kind integrity;	/* crc32c: each 4 KiB summed on write, checked on read */
+	uint64_t scrub_rate;		/* mirror: bytes a second `scrub` compares; 0: unthrottled */
 	uint64_t size;			/* 0 in the file: as large as the members allow */
 	int key_line[CONFIG_KEYS_MAX];
 	uint64_t key_valid;

@@ -26,7 +26,7 @@ enum key_id {
 	K_PROGRESS_INTERVAL,
 	K_TARGET, K_BACKING, K_NR_QUEUES, K_MAX_IO_SIZE, K_LOGICAL_BLOCK_SIZE,
 	K_READ_POLICY, K_SIZE, K_STRIPE_IO, K_BUFFER_CACHE, K_SPARSE, K_CHECKSUM,
-	K_DATA_PATH,
+	K_DATA_PATH, K_INTEGRITY, K_SCRUB_RATE,
 	K_NR,
 };
 _Static_assert(K_NR <= CONFIG_KEYS_MAX, "key_line[] and the key_valid bits hold CONFIG_KEYS_MAX keys");
@@ -113,6 +113,7 @@ struct key_def {
 #define MAX_IO_MIN	4096u
 #define MAX_IO_MAX	(1u << 20)
 #define DEV_SIZE_MAX	(1ULL << 50)
+#define SCRUB_RATE_MAX	(1ULL << 40)	/* a TiB a second: beyond any leg */
 
 enum section_kind {
 	SEC_NONE,

@@ -56,8 +56,7 @@ static const struct key_def keys[] = {
 	{ "truncate", K_TRUNCATE, .settings = BOOL(S, truncate) },
 	{ "repeat", K_REPEAT, .settings = BOOL(S, repeat) },
 	{ "sparse", K_SPARSE, .settings = BOOL(S, sparse) },
-	{ "checksum", K_CHECKSUM, .settings = ENUM(S, checksum, checksum_names),
-	  .device = ENUM(V, checksum, checksum_names) },
+	{ "checksum", K_CHECKSUM, .settings = ENUM(S, checksum, checksum_names) },
 
 	{ "transform", K_TRANSFORM, KEY_LAYOUT, .pipeline = ENUM(P, transform, transform_names) },
 	{ "gather", K_GATHER, KEY_LAYOUT, .pipeline = ENUM(P, gather, gather_names) },
@@ -84,6 +83,9 @@ static const struct key_def keys[] = {
 	{ "stripe_io", K_STRIPE_IO, .pipeline = ENUM(P, stripe_io, stripe_io_names),
 	  .device = ENUM(V, stripe_io, stripe_io_names) },
 	{ "data_path", K_DATA_PATH, .device = ENUM(V, data_path, data_path_names) },
+	{ "integrity", K_INTEGRITY, .device = ENUM(V, integrity, checksum_names) },
+	/* bytes a second a mirror's scrub compares; 0: as fast as the legs read */
+	{ "scrub_rate", K_SCRUB_RATE, .device = SIZE64(V, scrub_rate, 0, SCRUB_RATE_MAX) },
 };
 _Static_assert(sizeof(keys) / sizeof(keys[0]) == K_NR, "one entry per key id");
 

@@ -249,8 +249,9 @@ static int config_handler(void *user, const char *section, const char *name,
 	}
 	if (!key_in(k, st->sec)) {
 		if (st->sec == SEC_DEVICE)
-			add_error(st, st->line, "key '%s' is not valid in [device NAME] sections",
-				  name);
+			add_error(st, st->line, "key '%s' is not valid in [device NAME] sections%s",
+				  name, k->id == K_CHECKSUM ? " (a device's sums: integrity = crc32c)" :
+				  "");
 		else if (st->sec == SEC_DAEMON)
 			add_error(st, st->line, "key '%s' is only valid in [%s NAME] sections",
 				  name, key_in(k, SEC_PIPELINE) ? "pipeline" : "device");

@@ -389,6 +389,7 @@ static int daemon_signals(struct daemon *d)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	/* blocked before any thread starts, so they all inherit the mask */
 	if (pthread_sigmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
@@ -422,6 +423,11 @@ static void daemon_handle_signals(struct daemon *d)
 		case SIGTERM:
 		case SIGINT:
 			daemon_stop_all(d);
+			break;
+		case SIGUSR1:
+			/* `iou-offloadd scrub NAME`: its request is in runtime_dir */
+			if (!d->stopping)
+				devices_scrub(&d->devices, d->cfg.runtime_dir);
 			break;
 		}
 	}

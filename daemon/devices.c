@@ -19,6 +19,7 @@
 #include "devices.h"
 #include "engine.h"
 #include "log.h"
+#include "kv.h"
 #include "ublk_member.h"
 #include "ublk_recover.h"
 
@@ -228,6 +229,28 @@ void devices_stop(struct device_set *s)
 	s->state_dir = NULL;
 }
 
+void devices_scrub(struct device_set *s, const char *runtime_dir)
+{
+	for (struct device_run *r = s->list; r; r = r->next) {
+		char path[4200], file[300], why[256] = "", *text;
+		uint64_t seq;
+
+		snprintf(file, sizeof(file), SCRUB_REQUEST, r->name);
+		snprintf(path, sizeof(path), "%s/%s", runtime_dir, file);
+		if (kv_read(path, 4096, &text))
+			continue;
+		unlink(path);
+		seq = strncmp(text, "seq=", 4) ? 0 : strtoull(text + 4, NULL, 10);
+		free(text);
+		if (!r->dev)
+			snprintf(why, sizeof(why), "the device is not running: %s", r->why);
+		else if (ublk_scrub_start(r->dev, runtime_dir, seq, why, sizeof(why)) == 0)
+			continue;
+		log_notice("device %s: scrub refused: %s", r->name, why);
+		ublk_scrub_answer(runtime_dir, r->name, seq, false, why);
+	}
+}
+
 void devices_update_rates(struct device_set *s, uint64_t now)
 {
 	for (struct device_run *r = s->list; r; r = r->next) {
@@ -303,8 +326,12 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		}
 		bool resync = ublk_mirror_progress(d->dev, &e->resync_done, &e->resync_total);
 
+		bool scrub = ublk_scrub_progress(d->dev, &e->scrub_done);
+
 		snprintf(e->state, sizeof(e->state), "%s", resync ? "resyncing" :
-			 ublk_dev_degraded(d->dev) ? "degraded" : "running");
+			 ublk_dev_degraded(d->dev) ? "degraded" : scrub ? "scrubbing" : "running");
+		if (!scrub)
+			e->scrub_done = 0;
 		if (!resync)
 			e->resync_done = e->resync_total = 0;
 		snprintf(e->path, sizeof(e->path), "%s", d->dev->path);
@@ -316,6 +343,10 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->user_copied = atomic_load(&d->dev->stats.user_copied);
 		e->driver_copied = atomic_load(&d->dev->stats.driver_copied);
 		e->sums = atomic_load(&d->dev->stats.sums);
+		snprintf(e->integrity, sizeof(e->integrity), "%s", d->dev->sums ? "crc32c" : "");
+		e->mismatches = atomic_load(&d->dev->stats.mismatches);
+		e->repairs = atomic_load(&d->dev->stats.repairs);
+		e->recomputed = atomic_load(&d->dev->stats.recomputed);
 		snprintf(e->data_path, sizeof(e->data_path), "%s", ublk_dev_data_path(d->dev));
 		e->size = d->dev->cfg.size;
 		e->reads = atomic_load(&d->dev->stats.reads);

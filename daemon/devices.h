@@ -54,6 +54,8 @@ int devices_reload(struct device_set *s, const struct daemon_config *next, char 
  * use, or every one with DEVICES_KEEP_ENV, is handed over to the next daemon.
  */
 void devices_stop(struct device_set *s);
+/* the scrubs asked for in @runtime_dir (ublk_scrub.h), started or answered refused */
+void devices_scrub(struct device_set *s, const char *runtime_dir);
 /*
  * --check-config --open: each device's members opened as the device would
  * hold them (exclusively), each finding on @out as FILE:LINE: [device NAME]:;

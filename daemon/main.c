@@ -21,6 +21,7 @@
 #include "daemon_dirs.h"
 #include "files.h"
 #include "oneshot.h"
+#include "ublk_meta.h"
 #include "verify.h"
 #include "rlimits.h"
 #include "kv.h"
@@ -50,7 +51,8 @@ static void usage(FILE *out)
 "  iou-offloadd udev-name ublkbN           the [device NAME] of /dev/ublkbN (udev: /dev/iou/NAME)\n"
 "  iou-offloadd verify [--source] [NAME...] read back what checksum = crc32c recorded and\n"
 "                                          compare every block (0 verified, 1 mismatch, 4 none)\n"
-"  iou-offloadd scrub [NAME...]            verify every finished pipeline, kept as its last\n"
+"  iou-offloadd scrub [NAME...]            verify every finished pipeline, compare a mirror\n"
+"                                          device's legs (in the daemon), kept as its last\n"
 "                                          scrub (iou-offload-scrub@NAME.timer: monthly)\n"
 "\n"
 "One-shot commands (one pipeline, run as --once; the same command again resumes it):\n"
@@ -301,10 +303,14 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 		const struct device_config *dc = &cfg.devices[i];
 
 		printf("  %-16s %-6s %d member(s), engine %s, data_path %s, queues %u, "
-		       "queue_depth %u%s\n", dc->name, device_target_to_string(dc->target),
+		       "queue_depth %u\n", dc->name, device_target_to_string(dc->target),
 		       dc->nr_backing, engine_kind_to_string(dc->engine),
-		       data_path_to_string(dc->data_path), dc->nr_queues, dc->queue_depth,
-		       dc->checksum != CHECKSUM_NONE ? ", checksum crc32c" : "");
+		       data_path_to_string(dc->data_path), dc->nr_queues, dc->queue_depth);
+		/* the metadata file's size: the device's, once the members gave it */
+		if (dc->integrity != CHECKSUM_NONE)
+			printf("    integrity crc32c: %s/device-%s.integrity, %" PRIu64 " bytes "
+			       "(a 4-byte sum per 4 KiB, a byte per 1 MiB region, a 4 KiB header)\n",
+			       cfg.state_dir, dc->name, ublk_meta_size(dc->size));
 	}
 done:
 	config_errors_free(&errs);
@@ -399,6 +405,26 @@ static void status_add_verifies(struct status_report *r, const char *state_dir)
 	}
 }
 
+/* each device's last scrub (a mirror's legs compared), from state_dir */
+static void status_add_device_scrubs(struct status_report *r, const char *state_dir)
+{
+	struct verify_record v;
+
+	for (int i = 0; state_dir && i < r->nr_devices; i++) {
+		if (verify_record_load(state_dir, r->devices[i].name, true, &v))
+			continue;
+		r->devices[i].last_scrub.known = true;
+		r->devices[i].last_scrub.when = v.when;
+		r->devices[i].last_scrub.blocks = v.blocks;
+		r->devices[i].last_scrub.bytes = v.bytes;
+		r->devices[i].last_scrub.mismatches = v.mismatches;
+		r->devices[i].last_scrub.repaired = v.repaired;
+		r->devices[i].last_scrub.legs = v.files;
+		r->devices[i].last_scrub.complete = v.complete;
+		r->devices[i].last_scrub.failed = v.failed;
+	}
+}
+
 /* 0: running; 3: not running (as systemctl status); 1: no status to read */
 static int show_status(const char *config_path, const char *status_file, bool json)
 {
@@ -438,6 +464,7 @@ static int show_status(const char *config_path, const char *status_file, bool js
 	if (!alive)
 		status_from_checkpoints(&r, cfg.state_dir);
 	status_add_verifies(&r, cfg.state_dir);
+	status_add_device_scrubs(&r, cfg.state_dir);
 	if (json)
 		status_print_json(stdout, &r, time(NULL));
 	else

@@ -105,6 +105,11 @@ static pid_t daemon_pid(const char *runtime_dir, const char *arg)
 	return pid;
 }
 
+pid_t reload_daemon_pid(const char *runtime_dir)
+{
+	return daemon_pid(runtime_dir, NULL);
+}
+
 int reload_request(const char *config_path, const char *pid_arg)
 {
 	struct config_errors errs = { 0 };

@@ -25,5 +25,7 @@ int reload_answer_write(const char *runtime_dir, pid_t pid, uint64_t seq, const 
  * reasons on stderr); 78: the configuration has errors (not sent).
  */
 int reload_request(const char *config_path, const char *pid);
+/* the daemon's pid as its status file in @runtime_dir names it; 0 if none (it may be gone) */
+pid_t reload_daemon_pid(const char *runtime_dir);
 
 #endif

@@ -17,12 +17,14 @@
 /* every key of a device but its name, each written as dev_KEY */
 static const struct kv_field fields[] = {
 	F(state, KV_STR), F(path, KV_STR), F(target, KV_STR), F(engine, KV_STR),
-	F(data_path, KV_STR), F(driver_copied, KV_U64), F(sums, KV_U64),
+	F(data_path, KV_STR), F(driver_copied, KV_U64), F(sums, KV_U64), F(integrity, KV_STR),
+	F(mismatches, KV_U64), F(repairs, KV_U64), F(recomputed, KV_U64),
 	F(size, KV_U64), F(reads, KV_U64), F(writes, KV_U64), F(bytes_read, KV_U64),
 	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
 	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
 	F(bpf_ops, KV_U64), F(bpf_bytes, KV_U64), F(user_copied, KV_U64),
-	F(resync_done, KV_U64), F(resync_total, KV_U64), F(layout, KV_STR), F(error, KV_STR),
+	F(resync_done, KV_U64), F(resync_total, KV_U64), F(scrub_done, KV_U64), F(layout, KV_STR),
+	F(error, KV_STR),
 };
 #define NR_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -32,6 +34,14 @@ void status_devices_json(FILE *f, const struct status_device *d, int nr)
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
 		kv_json_str(f, d[i].name);
 		kv_json_fields(f, fields, NR_FIELDS, &d[i], false);
+		if (d[i].last_scrub.known)
+			fprintf(f, ", \"last_scrub\": {\"when\": %" PRIu64 ", \"blocks\": %" PRIu64
+				", \"bytes\": %" PRIu64 ", \"mismatches\": %" PRIu64 ", \"repaired\": %"
+				PRIu64 ", \"legs\": %d, \"complete\": %s, \"failed\": %s}",
+				d[i].last_scrub.when, d[i].last_scrub.blocks, d[i].last_scrub.bytes,
+				d[i].last_scrub.mismatches, d[i].last_scrub.repaired,
+				d[i].last_scrub.legs, d[i].last_scrub.complete ? "true" : "false",
+				d[i].last_scrub.failed ? "true" : "false");
 		fputc('}', f);
 	}
 }
@@ -97,9 +107,20 @@ void status_devices_print(FILE *out, const struct status_device *devs, int nr, b
 			fprintf(out, "  stripe units gathered: %" PRIu64 " bytes by IORING_OP_BPF (%"
 				PRIu64 " requests), %" PRIu64 " bytes by memcpy()\n", d->bpf_bytes,
 				d->bpf_ops, d->user_copied);
-		if (d->sums)
-			fprintf(out, "  checksum: %" PRIu64 " 4 KiB blocks summed (CRC32C) by "
-				"IORING_OP_BPF from the requests' pages\n", d->sums);
+		if (d->scrub_done)
+			fprintf(out, "  scrub: %.0f%% of the legs compared\n",
+				d->size ? 100.0 * d->scrub_done / d->size : 0.0);
+		if (d->last_scrub.known)
+			fprintf(out, "  last scrub: %" PRIu64 " block(s) of %d legs compared%s, %" PRIu64
+				" differed, %" PRIu64 " repaired%s\n", d->last_scrub.blocks,
+				d->last_scrub.legs, d->last_scrub.complete ? "" : " (stopped early)",
+				d->last_scrub.mismatches, d->last_scrub.repaired,
+				d->last_scrub.failed ? ", a leg could not be read" : "");
+		if (d->integrity[0])
+			fprintf(out, "  integrity %s: %" PRIu64 " 4 KiB blocks summed by IORING_OP_BPF; "
+				"%" PRIu64 " read disagreed with its sum, %" PRIu64 " repaired from "
+				"another leg; %" PRIu64 " dirty region(s) taken anew at start\n",
+				d->integrity, d->sums, d->mismatches, d->repairs, d->recomputed);
 		if (d->error[0])
 			fprintf(out, "  %s: %s\n", !strcmp(d->state, "failed") ? "error" : "note",
 				d->error);

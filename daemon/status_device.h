@@ -19,10 +19,21 @@ struct status_device {
 	uint32_t in_flight;
 	uint64_t bpf_ops, bpf_bytes, user_copied;	/* stripe gathers */
 	uint64_t driver_copied;		/* copying path: bytes ublk copied through tag buffers */
-	uint64_t sums;			/* checksum: 4 KiB blocks summed by IORING_OP_BPF */
+	uint64_t sums;			/* integrity: 4 KiB blocks summed by IORING_OP_BPF */
+	char integrity[8];		/* crc32c, or empty: none */
+	uint64_t mismatches;		/* integrity: blocks read that disagreed with their sum */
+	uint64_t repairs;		/* mirror: of them rewritten from the other leg */
+	uint64_t recomputed;		/* dirty regions whose sums were taken anew at start */
 	double iops, rate_bps;
 	int members, degraded;
 	uint64_t resync_done, resync_total;	/* a mirror's resync: bytes copied of */
+	uint64_t scrub_done;		/* a mirror's scrub running: bytes compared */
+	/* its last scrub (STATE_DIR/NAME.scrub), filled by `status`, not in the file */
+	struct {
+		bool known;
+		uint64_t when, blocks, bytes, mismatches, repaired;
+		int legs, complete, failed;
+	} last_scrub;
 	char layout[1100];		/* its members in order, and the layout's keys */
 	char error[512];
 };

@@ -97,7 +97,8 @@ static int members_open(struct ublk_dev *d, char *msg, size_t len)
 		d->member_bdev[i] = !fstat(d->member_fd[i], &sb) && S_ISBLK(sb.st_mode);
 		uint32_t g = d->member_bdev[i] ? bdev_discard(d->member_fd[i]) :
 			     file_discard(d->member_fd[i], size);
-		if (!g || (i && !d->discard_granularity))
+		/* integrity: a punched range would need its sums taken again; none offered */
+		if (!g || (i && !d->discard_granularity) || d->cfg.integrity != CHECKSUM_NONE)
 			d->discard_granularity = 0;
 		else if (g > d->discard_granularity)
 			d->discard_granularity = g;
@@ -203,7 +204,7 @@ static int queues_start(struct ublk_dev *d, char *msg, size_t len)
 		q->buf_size = d->info.max_io_buf_bytes;
 		q->gather = d->gather;
 		/* IORING_OP_BPF for the gather, or the sums (never both: the config refuses) */
-		q->bpf = (d->gather || d->crc) && d->use_bpf;
+		q->bpf = (d->gather || d->sums) && d->use_bpf;
 		q->zc = d->zc;
 		queue_cpus(d, i, &q->cpus);
 		ret = ublk_queue_start(q);
@@ -228,7 +229,8 @@ static void dev_teardown(struct ublk_dev *d, bool handover)
 {
 	int ret;
 
-	/* deferred writes go out before the queues drain */
+	/* deferred writes go out before the queues drain; a scrub's window closes first */
+	ublk_scrub_stop(d);
 	ublk_mirror_stop(d);
 	if (handover) {
 		atomic_store(&d->handover, true);

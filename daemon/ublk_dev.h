@@ -12,8 +12,10 @@
 #include "ublk_ctrl.h"
 #include "ublk_map.h"
 #include "ublk_mirror.h"
+#include "ublk_scrub.h"
 
 struct ublk_queue;
+struct ublk_sums;
 
 /* where a request's data is when the daemon gets it (ublk_dev.c picks) */
 enum ublk_zc {
@@ -31,7 +33,10 @@ struct ublk_stats {
 	_Atomic uint64_t bpf_ops, bpf_bytes;	/* gathers by IORING_OP_BPF */
 	_Atomic uint64_t user_copied;	/* bytes gathered by memcpy() */
 	_Atomic uint64_t driver_copied;	/* copying path: bytes ublk copied to or from tag buffers */
-	_Atomic uint64_t sums;		/* checksum: 4 KiB blocks summed by IORING_OP_BPF */
+	_Atomic uint64_t sums;		/* integrity: 4 KiB blocks summed by IORING_OP_BPF */
+	_Atomic uint64_t mismatches;	/* integrity: blocks read that disagreed with their sum */
+	_Atomic uint64_t repairs;	/* mirror: of them rewritten from a leg that agreed */
+	_Atomic uint64_t recomputed;	/* dirty regions whose sums were taken anew at start */
 	_Atomic uint64_t member_errors[CONFIG_MAX_FILES];	/* backing requests failed, by member */
 };
 
@@ -44,6 +49,7 @@ struct ublk_dev {
 	uint32_t discard_granularity;	/* 0: a member cannot discard, the device does not */
 	_Atomic bool member_failed[CONFIG_MAX_FILES];	/* mirror: not read (stale) */
 	struct ublk_mirror mirror;	/* mirror: stale members recorded, resync */
+	struct ublk_scrub scrub;	/* mirror: `iou-offloadd scrub NAME` (ublk_scrub.h) */
 	struct ublk_ctrl ctrl;
 	struct ublksrv_ctrl_dev_info info;	/* as the kernel returned it */
 	bool added, started;
@@ -54,10 +60,7 @@ struct ublk_dev {
 	enum ublk_zc zc;		/* as the device was added (a take-over keeps it) */
 	bool use_bpf;			/* the gather runs as IORING_OP_BPF */
 	char *state_dir;		/* where its id is kept for recovery */
-	/* checksum = crc32c (ublk_sums.h): each block's sum, as last written whole */
-	uint32_t *crc;
-	uint8_t *crc_ok;
-	uint64_t nr_blocks;
+	struct ublk_sums *sums;		/* integrity = crc32c (ublk_sums.h); NULL: none */
 	int char_fd;			/* /dev/ublkcN */
 	struct ublk_queue *queues;
 	int nr_queues;

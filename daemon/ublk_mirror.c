@@ -184,15 +184,25 @@ static uint64_t window_set(struct ublk_dev *d, uint64_t lo, uint64_t hi)
 	return seq;
 }
 
+uint64_t ublk_mirror_window(struct ublk_dev *d, uint64_t lo, uint64_t hi)
+{
+	return window_set(d, lo, hi);
+}
+
+bool ublk_mirror_window_acked(struct ublk_dev *d, uint64_t seq)
+{
+	bool all = true;
+
+	for (int i = 0; i < d->nr_queues; i++)
+		all &= atomic_load(&d->queues[i].win_ack) >= seq;
+	return all;
+}
+
 /* until every queue has no write of its own left in the window */
 static bool window_wait(struct ublk_dev *d, uint64_t seq)
 {
 	for (;;) {
-		bool all = true;
-
-		for (int i = 0; i < d->nr_queues; i++)
-			all &= atomic_load(&d->queues[i].win_ack) >= seq;
-		if (all)
+		if (ublk_mirror_window_acked(d, seq))
 			return true;
 		if (atomic_load(&d->mirror.stop))
 			return false;

@@ -54,6 +54,13 @@ void ublk_mirror_resync(struct ublk_dev *d);
 /* end the resync (a chunk in flight finishes), close the window */
 void ublk_mirror_stop(struct ublk_dev *d);
 void ublk_mirror_close(struct ublk_dev *d);
+/*
+ * The window over [@lo, @hi) the queues keep writes out of (lo == hi: none):
+ * its sequence number; acked once no queue has a write left in it. For the
+ * resync here and the scrub (ublk_scrub.c), never both at once.
+ */
+uint64_t ublk_mirror_window(struct ublk_dev *d, uint64_t lo, uint64_t hi);
+bool ublk_mirror_window_acked(struct ublk_dev *d, uint64_t seq);
 /* true while a resync runs; @done and @total: its progress in bytes */
 bool ublk_mirror_progress(struct ublk_dev *d, uint64_t *done, uint64_t *total);
 

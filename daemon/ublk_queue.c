@@ -54,10 +54,16 @@ struct ublk_tag {
 	uint32_t staged;	/* gather: bytes that go through staging */
 	uint32_t expect;	/* the IORING_OP_BPF gather in flight must copy this */
 	bool reg;		/* its pages registered by the queue: unregister at the end */
-	uint64_t sum_first;	/* checksum: the first whole block the write covers */
+	uint64_t sum_first;	/* integrity: the first whole block the request covers */
 	uint32_t nr_sums;	/* ... how many */
 	uint32_t sums_pending;	/* their IORING_OP_BPF requests in flight */
 	int sum_err;		/* the first that failed */
+	bool marked;		/* integrity: a write its regions are dirty for */
+	bool flushing;		/* integrity: a flush that made the sums durable (flush_gen) */
+	uint32_t flush_gen;
+	uint8_t rereads;	/* a read that disagreed while a write into it was in flight */
+	int bad_leg;		/* mirror: the leg whose blocks disagreed, -1: none */
+	uint32_t nr_bad;	/* ... how many (q->bad: which) */
 };
 
 /* writes and discards change what a member holds */
@@ -172,9 +178,12 @@ static void q_complete(struct ublk_queue *q, unsigned int tag, int res)
 	if (t->counted && --q->win_busy == 0)
 		atomic_store(&q->win_ack, q->win_seen);
 	t->counted = t->busy = false;
-	/* a write that failed leaves its blocks unknown: their sums are of nothing written */
-	if (res < 0 && q->dev->crc && t->op == UBLK_IO_OP_WRITE)
-		ublk_sums_forget(q->dev, t->off, t->len);
+	/* a write that failed leaves its blocks unknown, its regions dirty until the next start */
+	if (t->marked)
+		ublk_sums_write_end(q->dev, t->off, t->len, res >= 0);
+	if (t->flushing && res >= 0)
+		ublk_sums_flush_end(q->dev, t->flush_gen);
+	t->marked = t->flushing = false;
 	if (res < 0)
 		atomic_fetch_add(&st->errors, 1);
 	else if (t->op == UBLK_IO_OP_READ)
@@ -333,22 +342,29 @@ static void q_submit_pieces(struct ublk_queue *q, unsigned int tag)
 }
 
 /*
- * checksum = crc32c: one IORING_OP_BPF per whole 4 KiB block of a write,
- * whose source is a KFIXED descriptor (buffer <tag>: the request's pages,
- * at the block's offset in them); true if they went (the pieces go when
- * they are back). A block the write covers in part is forgotten.
+ * integrity = crc32c: one IORING_OP_BPF per 4 KiB block (the device's
+ * logical block size), in the kernel: a write's from a KFIXED descriptor
+ * (buffer <tag>: the request's pages, at the block's offset in them),
+ * before the pieces go; a read's from staging (FIXED), where the members'
+ * bytes came: a READ request's pages may only be written (io_uring's
+ * imu->dir), so they get the bytes once these agree with the sums. True
+ * if they went (the request goes on when they are back).
  */
 static bool q_sums(struct ublk_queue *q, unsigned int tag)
 {
 	struct ublk_tag *t = &q->tags[tag];
 	struct io_bpf_buf_desc *pairs = q->sum_descs;
+	bool read = t->op == UBLK_IO_OP_READ;
 	struct io_uring_sqe *sqe;
 	uint64_t first;
 	uint32_t nr;
 
-	if (t->off % UBLK_SUM_BLOCK || t->len % UBLK_SUM_BLOCK)
-		ublk_sums_forget(q->dev, t->off, t->len);
 	ublk_sums_span(t->off, t->len, &first, &nr);
+	if ((!nr || nr > q->sums_per_tag) && read) {
+		/* the bytes are in staging, unchecked: none go to the reader */
+		q_complete(q, tag, -EIO);
+		return true;
+	}
 	if (!nr || nr > q->sums_per_tag)
 		return false;
 	t->sum_first = first;
@@ -359,8 +375,13 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 		uint32_t k = tag * q->sums_per_tag + i;
 		struct io_bpf_buf_desc *p = &pairs[2 * (size_t)k];
 
+		uint64_t at = (first + i) * UBLK_SUM_BLOCK - t->off;
+
 		memset(&p[0], 0, sizeof(p[0]));	/* the sum op has no destination */
-		bpf_desc_kfixed(&p[1], tag, (first + i) * UBLK_SUM_BLOCK - t->off, UBLK_SUM_BLOCK);
+		if (read)
+			bpf_desc_fixed(&p[1], q->depth, tag_stage(q, tag) + at, UBLK_SUM_BLOCK);
+		else
+			bpf_desc_kfixed(&p[1], tag, at, UBLK_SUM_BLOCK);
 		if (!(sqe = q_sqe(q))) {
 			t->sum_err = -EBUSY;
 			break;
@@ -372,12 +393,18 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 		q->backing++;
 		t->sums_pending++;
 	}
-	if (!t->sums_pending) {
+	if (!t->sums_pending && !read) {
 		ublk_sums_record(q->dev, first, NULL, nr, false);
 		return false;
 	}
+	if (!t->sums_pending) {
+		/* a read is never returned unchecked */
+		q_complete(q, tag, -EIO);
+	}
 	return true;
 }
+
+static void q_read_check(struct ublk_queue *q, unsigned int tag);
 
 /* a block's sum is back: once all are, they are kept and the write goes out */
 static void q_sum_done(struct ublk_queue *q, unsigned int tag, int res)
@@ -394,11 +421,21 @@ static void q_sum_done(struct ublk_queue *q, unsigned int tag, int res)
 	if (--t->sums_pending)
 		return;
 	if (t->sum_err)
-		log_warning("device %s: queue %d tag %u: summing the write at %" PRIu64 ": %s",
-			    d->cfg.name, q->q_id, tag, t->off, strerror(-t->sum_err));
+		log_warning("device %s: queue %d tag %u: summing the %s at %" PRIu64 ": %s",
+			    d->cfg.name, q->q_id, tag, t->op == UBLK_IO_OP_READ ? "read" : "write",
+			    t->off, strerror(-t->sum_err));
+	if (t->op == UBLK_IO_OP_READ) {
+		q_read_check(q, tag);
+		return;
+	}
 	for (uint32_t i = 0; i < t->nr_sums; i++)
 		crc[i] = bpf_sums_get(q->sums_base + tag * q->sums_per_tag + i);
 	ublk_sums_record(d, t->sum_first, crc, t->nr_sums, !t->sum_err);
+	/* FUA: the sums durable with the data, as a flush would make them */
+	if (t->fua && ublk_sums_sync(d)) {
+		q_complete(q, tag, -EIO);
+		return;
+	}
 	q_submit_pieces(q, tag);
 }
 
@@ -472,7 +509,7 @@ static void q_request(struct ublk_queue *q, unsigned int tag)
 
 	*t = (struct ublk_tag){ .op = ublksrv_get_op(iod), .len = iod->nr_sectors << 9,
 				.off = iod->start_sector << 9, .busy = true,
-				.fua = !!(iod->op_flags & UBLK_IO_F_FUA) };
+				.fua = !!(iod->op_flags & UBLK_IO_F_FUA), .bad_leg = -1 };
 	atomic_fetch_add(&st->in_flight, 1);
 	switch (t->op) {
 	case UBLK_IO_OP_READ:
@@ -524,6 +561,35 @@ static void q_unregistered(struct ublk_queue *q, unsigned int tag, int res)
 			    q->dev->cfg.name, q->q_id, tag, strerror(-res));
 }
 
+/*
+ * integrity: a write's regions durably dirty before it goes out; a flush
+ * makes the sums durable before the members' fdatasync; a read lands in
+ * staging, to be checked there. True if the request was failed here.
+ */
+static bool q_integrity_start(struct ublk_queue *q, unsigned int tag, int n)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_dev *d = q->dev;
+
+	if (t->op == UBLK_IO_OP_WRITE) {
+		if (ublk_sums_write_begin(d, t->off, t->len)) {
+			q_complete(q, tag, -EIO);
+			return true;
+		}
+		t->marked = true;
+	} else if (t->op == UBLK_IO_OP_FLUSH) {
+		if (ublk_sums_flush_begin(d, &t->flush_gen)) {
+			q_complete(q, tag, -EIO);
+			return true;
+		}
+		t->flushing = true;
+	} else if (t->op == UBLK_IO_OP_READ) {
+		for (int i = 0; i < n; i++)
+			q->pieces[tag * q->max_pieces + i].staged = true;
+	}
+	return false;
+}
+
 /* map and submit a request; a write into the resync window waits for it to move */
 static void q_start(struct ublk_queue *q, unsigned int tag)
 {
@@ -540,6 +606,8 @@ static void q_start(struct ublk_queue *q, unsigned int tag)
 		q_complete(q, tag, -EIO);
 		return;
 	}
+	if (q->dev->sums && q_integrity_start(q, tag, n))
+		return;
 	if (q->gather && (t->op == UBLK_IO_OP_READ || t->op == UBLK_IO_OP_WRITE)) {
 		t->nr_units = n;
 		n = ublk_gather_merge(&q->pieces[tag * q->max_pieces], n,
@@ -549,9 +617,186 @@ static void q_start(struct ublk_queue *q, unsigned int tag)
 	memset(&q->done[tag * q->max_pieces], 0, n * sizeof(*q->done));
 	if (t->staged && t->op == UBLK_IO_OP_WRITE && q_shuffle(q, tag, true))
 		return;		/* the pieces go when the gather completes */
-	if (q->dev->crc && t->op == UBLK_IO_OP_WRITE && q_sums(q, tag))
+	if (q->dev->sums && t->op == UBLK_IO_OP_WRITE && q_sums(q, tag))
 		return;		/* ... when the sums are taken */
 	q_submit_pieces(q, tag);
+}
+
+/* a read's pieces again, from leg @leg (a mirror) or where they were (-1) */
+static void q_reread(struct ublk_queue *q, unsigned int tag, int leg)
+{
+	struct ublk_tag *t = &q->tags[tag];
+
+	for (int i = 0; leg >= 0 && i < t->nr; i++)
+		q->pieces[tag * q->max_pieces + i].member = leg;
+	t->pending = t->nr;
+	t->ok = 0;
+	t->err = 0;
+	memset(&q->done[tag * q->max_pieces], 0, t->nr * sizeof(*q->done));
+	q_submit_pieces(q, tag);
+}
+
+/* the checked bytes, staging -> the request's pages, by IORING_OP_BPF (KFIXED destination) */
+static void q_fill(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct io_bpf_buf_desc *p = (struct io_bpf_buf_desc *)q->sum_descs +
+				    2 * (size_t)tag * q->sums_per_tag;
+	struct io_uring_sqe *sqe = q_sqe(q);
+
+	if (!sqe) {
+		q_complete(q, tag, -EIO);
+		return;
+	}
+	bpf_desc_kfixed(&p[0], tag, 0, t->len);
+	bpf_desc_fixed(&p[1], q->depth, tag_stage(q, tag), t->len);
+	io_uring_prep_rw(IOU_OP_BPF, sqe, -1, p, 1, t->len);
+	iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_COPY, 0);
+	io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_FILL, tag, 0));
+	q->backing++;
+}
+
+static void q_fill_done(struct ublk_queue *q, unsigned int tag, int res)
+{
+	struct ublk_tag *t = &q->tags[tag];
+
+	q->backing--;
+	if (res != (int)t->len)
+		log_err("device %s: queue %d tag %u: IORING_OP_BPF fill of a read: %d of %u bytes",
+			q->dev->cfg.name, q->q_id, tag, res, t->len);
+	q_complete(q, tag, res == (int)t->len ? res : -EIO);
+}
+
+/* where block @i of the tag's read lies: the member and its offset, for the log */
+static void q_log_mismatch(struct ublk_queue *q, unsigned int tag, uint32_t i, uint32_t want,
+			   uint32_t got, const char *then)
+{
+	struct ublk_dev *d = q->dev;
+	uint64_t off = (q->tags[tag].sum_first + i) * UBLK_SUM_BLOCK;
+	struct ublk_piece p = { .member = q->pieces[tag * q->max_pieces].member, .off = off };
+
+	if (d->layout.target != TARGET_MIRROR && ublk_map(&d->layout, false, 0, off,
+							  UBLK_SUM_BLOCK, &p, 1) != 1)
+		p = (struct ublk_piece){ .off = off };
+	log_err("device %s: integrity: %s at %" PRIu64 " (device offset %" PRIu64 "): expected "
+		"crc32c %08x, found %08x; %s", d->cfg.name, d->cfg.backing[p.member], p.off, off,
+		want, got, then);
+}
+
+/* the bad leg's disagreeing blocks rewritten from staging, which the other leg's agree */
+static void q_heal(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	const uint8_t *bad = &q->bad[tag * q->sums_per_tag];
+	struct io_uring_sqe *sqe;
+
+	t->pending = 0;
+	/* a write in flight there goes to both legs: a heal could land older bytes after it */
+	if (ublk_sums_busy(q->dev, t->off, t->len)) {
+		q_fill(q, tag);
+		return;
+	}
+	for (uint32_t i = 0; i < t->nr_sums; i++) {
+		uint64_t at = (t->sum_first + i) * UBLK_SUM_BLOCK - t->off;
+
+		if (!bad[i] || !(sqe = q_sqe(q)))
+			continue;
+		io_uring_prep_write_fixed(sqe, t->bad_leg + 1, tag_stage(q, tag) + at,
+					  UBLK_SUM_BLOCK, t->off + at, q->depth);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_HEAL, tag, i));
+		q->backing++;
+		t->pending++;
+	}
+	if (!t->pending)
+		q_fill(q, tag);
+}
+
+static void q_heal_done(struct ublk_queue *q, unsigned int tag, unsigned int i, int res)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_dev *d = q->dev;
+
+	q->backing--;
+	if (res == (int)UBLK_SUM_BLOCK) {
+		atomic_fetch_add(&d->stats.repairs, 1);
+		log_notice("device %s: integrity: healed %s at %" PRIu64 " from the other leg",
+			   d->cfg.name, d->cfg.backing[t->bad_leg],
+			   (t->sum_first + i) * UBLK_SUM_BLOCK);
+	} else {
+		log_err("device %s: integrity: rewriting %s at %" PRIu64 ": %s", d->cfg.name,
+			d->cfg.backing[t->bad_leg], (t->sum_first + i) * UBLK_SUM_BLOCK,
+			res < 0 ? strerror(-res) : "short write");
+	}
+	if (!--t->pending)
+		q_fill(q, tag);
+}
+
+/* another in-sync leg of a mirror than @leg, or -1 */
+static int q_other_leg(const struct ublk_dev *d, int leg)
+{
+	for (int m = 0; m < d->layout.nr; m++)
+		if (m != leg && !atomic_load(&d->member_failed[m]))
+			return m;
+	return -1;
+}
+
+/*
+ * A read's sums are back: what agrees goes to the reader. A disagreement
+ * with a write in flight there is read again (the read may have seen
+ * either side of it); on a mirror the other leg is read, and if it agrees
+ * its bytes are returned and the bad leg's blocks rewritten; otherwise the
+ * read fails with EIO, each block named in the log.
+ */
+#define UBLK_REREADS	16
+static void q_read_check(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	struct ublk_dev *d = q->dev;
+	uint8_t *bad = &q->bad[tag * q->sums_per_tag];
+	uint32_t got[t->nr_sums], want[t->nr_sums], prev, nr = 0;
+	bool mismatch[t->nr_sums], busy = ublk_sums_busy(d, t->off, t->len);
+	int leg = q->pieces[tag * q->max_pieces].member, other;
+
+	if (t->sum_err) {
+		q_complete(q, tag, -EIO);
+		return;
+	}
+	for (uint32_t i = 0; i < t->nr_sums; i++) {
+		got[i] = bpf_sums_get(q->sums_base + tag * q->sums_per_tag + i);
+		mismatch[i] = ublk_sums_expected(d, t->sum_first + i, &want[i], &prev) &&
+			      want[i] != got[i] && !(busy && prev == got[i]);
+		nr += mismatch[i];
+	}
+	if (!nr) {
+		if (t->bad_leg >= 0)
+			q_heal(q, tag);
+		else
+			q_fill(q, tag);
+		return;
+	}
+	if (t->rereads < UBLK_REREADS && busy) {
+		t->rereads++;
+		q_reread(q, tag, -1);
+		return;
+	}
+	atomic_fetch_add(&d->stats.mismatches, nr);
+	if (d->layout.target == TARGET_MIRROR && t->bad_leg < 0 &&
+	    (other = q_other_leg(d, leg)) >= 0) {
+		for (uint32_t i = 0; i < t->nr_sums; i++) {
+			bad[i] = mismatch[i];
+			if (mismatch[i])
+				q_log_mismatch(q, tag, i, want[i], got[i], "reading the other leg");
+		}
+		t->bad_leg = leg;
+		t->nr_bad = nr;
+		q_reread(q, tag, other);
+		return;
+	}
+	for (uint32_t i = 0; i < t->nr_sums; i++)
+		if (mismatch[i])
+			q_log_mismatch(q, tag, i, want[i], got[i], "the read fails (EIO)");
+	q_complete(q, tag, -EIO);
 }
 
 /* a piece failed: a mirror read tries another member; true if it did */
@@ -607,6 +852,9 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 		t->err = 0;
 	/* a gathered read: its units go back from staging to their places */
 	if (!t->err && t->staged && t->op == UBLK_IO_OP_READ && q_shuffle(q, tag, false))
+		return;
+	/* integrity: a read's bytes are checked in staging before they reach its pages */
+	if (!t->err && q->dev->sums && t->op == UBLK_IO_OP_READ && q_sums(q, tag))
 		return;
 	q_complete(q, tag, t->err ? t->err : t->op == UBLK_IO_OP_FLUSH ? 0 : (int)t->len);
 }
@@ -672,6 +920,10 @@ static int q_setup(struct ublk_queue *q)
 	if (q->gather)
 		q->slot_size = (q->slot_size + q->buf_size + ublk_gather_meta_size(q->max_pieces) +
 				page - 1) / page * page;
+	/* integrity: a read's staging, where its bytes are checked before they reach its pages */
+	else if (d->sums)
+		q->slot_size += q->buf_size;
+	q->staging = q->gather || d->sums;
 	area = (size_t)q->depth * q->slot_size;
 	q->tags = calloc(q->depth, sizeof(*q->tags));
 	q->units = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->units));
@@ -699,12 +951,13 @@ static int q_setup(struct ublk_queue *q)
 	ret = ring_register_files(&q->ring, fds, d->layout.nr + 1);
 	if (ret)
 		return ret;
-	if (d->crc) {
+	if (d->sums) {
 		q->sums_per_tag = q->buf_size / UBLK_SUM_BLOCK;
+		q->bad = calloc((size_t)q->depth * q->sums_per_tag, 1);
 		q->sum_descs = calloc((size_t)q->depth * q->sums_per_tag * 2,
 				      sizeof(struct io_bpf_buf_desc));
 		q->sums_base = bpf_sums_alloc(q->depth * q->sums_per_tag);
-		if (!q->sum_descs)
+		if (!q->sum_descs || !q->bad)
 			return -ENOMEM;
 		if (q->sums_base < 0) {
 			log_err("device %s: queue %d: no room for %u sums (queue_depth x max_io_size "
@@ -715,9 +968,9 @@ static int q_setup(struct ublk_queue *q)
 	}
 	if (q->zc) {
 		/* one empty slot per tag: its requests' pages come and go there */
-		ret = io_uring_register_buffers_sparse(&q->ring.uring, q->depth + q->gather);
-		/* the gather's staging: the slot after them */
-		if (!ret && q->gather && !(ret = ring_mem_alloc(&q->mem, &area, 1)))
+		ret = io_uring_register_buffers_sparse(&q->ring.uring, q->depth + q->staging);
+		/* the gather's (or integrity's) staging: the slot after them */
+		if (!ret && q->staging && !(ret = ring_mem_alloc(&q->mem, &area, 1)))
 			ret = io_uring_register_buffers_update_tag(&q->ring.uring, q->depth,
 								   q->mem.iov, NULL, 1);
 		if (ret > 0)
@@ -768,6 +1021,8 @@ static void q_teardown(struct ublk_queue *q)
 	q->sums_base = -1;
 	free(q->sum_descs);
 	q->sum_descs = NULL;
+	free(q->bad);
+	q->bad = NULL;
 	free(q->tags);
 	free(q->pieces);
 	free(q->done);
@@ -832,6 +1087,10 @@ static void *queue_thread(void *arg)
 				q_unregistered(q, iou_ud_slot(ud), cqe->res);
 			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_SUM)
 				q_sum_done(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_FILL)
+				q_fill_done(q, iou_ud_slot(ud), cqe->res);
+			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_HEAL)
+				q_heal_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			else
 				q_piece_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			seen++;

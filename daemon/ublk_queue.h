@@ -32,10 +32,12 @@ struct ublk_queue {
 	struct ublk_piece *pieces;	/* max_pieces per tag */
 	uint32_t *done;			/* bytes each piece has moved */
 	struct ublk_piece *units;	/* gather: the per-unit pieces, max_pieces per tag */
-	/* checksum: sums_per_tag entries of the programs' sums[] and descriptor pairs per tag */
+	/* integrity: sums_per_tag entries of the programs' sums[] and descriptor pairs per tag */
 	int sums_base;
 	uint32_t sums_per_tag;
 	void *sum_descs;
+	uint8_t *bad;			/* integrity: a mirror read's disagreeing blocks, per tag */
+	bool staging;			/* the slot after the requests' is staging (gather, integrity) */
 	int max_pieces;
 	unsigned int cmds;		/* FETCH / COMMIT_AND_FETCH in the kernel */
 	unsigned int backing;		/* backing requests in flight */

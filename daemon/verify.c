@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "plan.h"
 #include "kv.h"
+#include "ublk_scrub.h"
 #include "verify.h"
 
 struct target {
@@ -150,7 +151,8 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 #define VF(f, t) KV_FIELD(struct verify_record, f, t)
 static const struct kv_field record_fields[] = {
 	VF(when, KV_U64), VF(blocks, KV_U64), VF(bytes, KV_U64), VF(mismatches, KV_U64),
-	VF(files, KV_INT), VF(complete, KV_INT), VF(failed, KV_INT),
+	VF(files, KV_INT), VF(complete, KV_INT), VF(failed, KV_INT), VF(repaired, KV_U64),
+	VF(seq, KV_U64),
 };
 #define NR_RECORD (sizeof(record_fields) / sizeof(record_fields[0]))
 
@@ -162,7 +164,7 @@ static int record_path(const char *dir, const char *name, bool scrub, char *buf,
 }
 
 /* what `status` shows of it; not durable: a lost one is verified again */
-static void record_save(const char *dir, const char *name, bool scrub,
+void verify_record_save(const char *dir, const char *name, bool scrub,
 			const struct verify_record *v)
 {
 	char path[4200], *buf = NULL;
@@ -285,7 +287,7 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 			least = checked;
 	}
 	close(fd);
-	record_save(cfg->state_dir, pc->name, scrub, &(struct verify_record){
+	verify_record_save(cfg->state_dir, pc->name, scrub, &(struct verify_record){
 		.when = time(NULL), .blocks = least,
 		.bytes = least == blocks && vouched >= h.length ? h.length : least * h.block_size,
 		.mismatches = bad, .files = nt, .complete = vouched >= h.length && least == blocks,
@@ -354,13 +356,20 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 			named |= !strcmp(names[n], cfg.devices[i].name);
 		if (!named && (nr_names || !scrub))
 			continue;
-		left++;
-		/* the legs of a mirror compared while it serves I/O: not built yet */
-		if (scrub)
-			printf("%s: not scrubbed: scrubbing a device is not supported yet\n",
-			       cfg.devices[i].name);
-		else
+		if (!scrub) {
+			left++;
 			printf("%s: a device: verify reads back pipelines\n", cfg.devices[i].name);
+			continue;
+		}
+		/* a mirror's legs compared by the daemon that serves it */
+		int r = ublk_scrub_request(&cfg, &cfg.devices[i]);
+
+		if (r == 4)
+			left++;
+		else
+			scrubbed++;
+		if (r == 1)
+			rc = rc == 2 ? 2 : 1;
 	}
 	/*
 	 * verify: 4 when any named or configured pipeline had nothing to check;

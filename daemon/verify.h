@@ -25,7 +25,12 @@ struct verify_record {
 	int files;		/* file sets read: destinations (a stripe is one), the source */
 	int complete;		/* 1: the whole copy; 0: up to its checkpoint */
 	int failed;		/* 1: a file could not be read */
+	uint64_t repaired;	/* a mirror device's scrub: blocks rewritten from a leg that agreed */
+	uint64_t seq;		/* a device's scrub: the request it answers */
 };
+/* kept in @dir (not durable: a lost one is done again) */
+void verify_record_save(const char *dir, const char *name, bool scrub,
+			const struct verify_record *v);
 /* 0, or -ENOENT (never verified, or never scrubbed), -EINVAL */
 int verify_record_load(const char *state_dir, const char *name, bool scrub,
 		       struct verify_record *v);

@@ -280,9 +280,17 @@ static void scrub_leaves_an_unfinished_copy_and_a_device_and_says_so(void **stat
 	replace_in(ck, "done=1048576", "done=524288");
 	assert_int_equal(run_bin(f, scrub), 4);
 	assert_true(file_has(f->out, "p: not scrubbed: the copy is not finished"));
-	/* a mirror's legs compared while it serves I/O: not built, and said */
+	/* a device's scrub compares a mirror's legs: a linear one has none */
 	assert_int_equal(run_bin(f, dev), 4);
-	assert_true(file_has(f->out, "d: not scrubbed: scrubbing a device is not supported yet"));
+	assert_true(file_has(f->out, "d: not scrubbed: scrub compares a mirror's legs (target = "
+			     "linear)"));
+	/* a mirror is compared by the daemon that serves it: none runs here */
+	make_src(f, "m1", 4 << 20, 210);
+	write_conf(f, "checksum = crc32c\n", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n[device d]\ntarget = mirror\nbacking = @D/m0\n"
+		   "backing = @D/m1\n");
+	assert_int_equal(run_bin(f, dev), 4);
+	assert_true(file_has(f->out, "d: not scrubbed: no iou-offloadd serves it"));
 	assert_int_equal(run_bin(f, nosuch), 2);
 	assert_true(file_has(f->err, "nosuch is not a pipeline or device of"));
 	free(ck);

@@ -295,24 +295,55 @@ static void zero_copy_is_refused_with_a_gather_by_memcpy_which_cannot_reach_the_
 	done(&p);
 }
 
-static void checksum_on_a_device_needs_the_requests_pages_and_iouring_op_bpf(void **state)
+static void integrity_on_a_device_needs_the_requests_pages_and_iouring_op_bpf(void **state)
 {
 	struct parsed p;
 
 	(void)state;
-	parse(&p, "[device d]\ntarget = linear\nbacking = @D/a\nchecksum = crc32c\n");
+	parse(&p, "[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n");
 	assert_int_equal(p.ret, 0);
-	assert_int_equal(p.cfg.devices[0].checksum, CHECKSUM_CRC32C);
+	assert_int_equal(p.cfg.devices[0].integrity, CHECKSUM_CRC32C);
+	/* a sum per 4 KiB: no request covers part of one */
+	assert_int_equal(p.cfg.devices[0].logical_block_size, 4096);
 	done(&p);
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\ndata_path = copy\n"
-		     "checksum = crc32c\n", "test.conf:5: [device d]: ",
-		     "checksum = crc32c: sums the request's own pages, which data_path = copy");
+		     "integrity = crc32c\n", "test.conf:5: [device d]: ",
+		     "integrity = crc32c: sums and checks the request's own pages, which "
+		     "data_path = copy");
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nengine = uring\n"
-		     "checksum = crc32c\n", "test.conf:5: [device d]: ",
-		     "checksum = crc32c: summed by IORING_OP_BPF, which engine = uring does not use");
+		     "integrity = crc32c\n", "test.conf:5: [device d]: ",
+		     "integrity = crc32c: summed by IORING_OP_BPF, which engine = uring does not");
 	expect_error("[device d]\ntarget = stripe\nbacking = @D/a\nbacking = @D/b\n"
-		     "stripe_io = gather\nchecksum = crc32c\n", "test.conf:6: [device d]: ",
-		     "checksum = crc32c: not with stripe_io = gather (the two are not combined)");
+		     "stripe_io = gather\nintegrity = crc32c\n", "test.conf:6: [device d]: ",
+		     "integrity = crc32c: not with stripe_io = gather (the two are not combined)");
+	expect_error("[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
+		     "logical_block_size = 512\nintegrity = crc32c\n", "test.conf:5: [device d]: ",
+		     "logical_block_size = 512: integrity = crc32c sums 4 KiB blocks (expected 4096");
+	/* the pipelines' key, named for what a device takes instead */
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nchecksum = crc32c\n",
+		     "test.conf:4: [device d]: ", "key 'checksum' is not valid in [device NAME] "
+		     "sections (a device's sums: integrity = crc32c)");
+}
+
+static void scrub_rate_is_a_mirrors_and_a_rate_in_bytes(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n");
+	assert_int_equal(p.ret, 0);
+	assert_true(p.cfg.devices[0].scrub_rate == 100ull << 20);	/* the default */
+	done(&p);
+	parse(&p, "[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
+	      "scrub_rate = 4M\n");
+	assert_int_equal(p.ret, 0);
+	assert_true(p.cfg.devices[0].scrub_rate == 4ull << 20);
+	done(&p);
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nscrub_rate = 4M\n",
+		     "test.conf:4: [device d]: ", "key 'scrub_rate' is only valid with target = "
+		     "mirror");
+	expect_error("[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
+		     "scrub_rate = fast\n", "test.conf:5: ", "scrub_rate");
 }
 
 static void keys_are_checked_against_their_section(void **state)
@@ -344,11 +375,11 @@ static void every_device_key_is_compared_by_reload(void **state)
 					  "backing = @D/b\n";
 	static const struct { const char *base, *extra; } change[] = {
 		{ stripe, "engine = uring\n" }, { stripe, "queue_depth = 32\n" },
-		{ stripe, "stripe_unit = 256K\n" }, { stripe, "checksum = crc32c\n" },
+		{ stripe, "stripe_unit = 256K\n" }, { stripe, "integrity = crc32c\n" },
 		{ stripe, "nr_queues = 2\n" }, { stripe, "max_io_size = 256K\n" },
 		{ stripe, "logical_block_size = 4096\n" }, { stripe, "size = 1M\n" },
 		{ stripe, "stripe_io = gather\n" }, { stripe, "data_path = copy\n" },
-		{ mirror, "read_policy = primary\n" },
+		{ mirror, "read_policy = primary\n" }, { mirror, "scrub_rate = 4M\n" },
 		{ "[device d]\ntarget = linear\nbacking = @D/a\n", "backing = @D/b\n" },
 	};
 	struct parsed ab, ba;
@@ -425,7 +456,8 @@ int main(void)
 		cmocka_unit_test(bad_values_name_the_key_and_what_was_expected),
 		cmocka_unit_test(data_path_defaults_to_auto_and_takes_copy_and_zero_copy),
 		cmocka_unit_test(zero_copy_is_refused_with_a_gather_by_memcpy_which_cannot_reach_the_pages),
-		cmocka_unit_test(checksum_on_a_device_needs_the_requests_pages_and_iouring_op_bpf),
+		cmocka_unit_test(integrity_on_a_device_needs_the_requests_pages_and_iouring_op_bpf),
+		cmocka_unit_test(scrub_rate_is_a_mirrors_and_a_rate_in_bytes),
 		cmocka_unit_test(keys_are_checked_against_their_section),
 		cmocka_unit_test(device_names_are_checked_and_unique),
 		cmocka_unit_test(every_device_key_is_compared_by_reload),
