@@ -66,9 +66,14 @@ static int fill_chains(struct pipeline_run *pr)
 
 		if (c->busy)
 			continue;
-		/* a sparse source's holes: nothing to read, nothing to write */
+		/*
+		 * a sparse source's holes: nothing to read, nothing to write;
+		 * a stop ends a long run of them (terabytes summed) at once
+		 */
 		while (pr->next_block < pr->plan.nr_blocks &&
 		       sparse_block_is_hole(pr, pr->next_block)) {
+			if (run_env_stop_requested(pr->env))
+				return 0;
 			uint64_t lo = plan_block_start(&pr->plan, pr->next_block);
 			uint64_t len = pr->plan.p.length - lo < pr->plan.p.block_size ?
 				       pr->plan.p.length - lo : pr->plan.p.block_size;

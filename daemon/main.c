@@ -597,6 +597,10 @@ int main(int argc, char **argv)
 		check = argv[optind++];
 	if (do_udev && optind + 1 == argc)
 		return devices_udev_name(opts.config_path, argv[optind]);
+	if (do_udev && optind == argc) {
+		fprintf(stderr, "iou-offloadd udev-name: which disk? (iou-offloadd udev-name ublkbN)\n");
+		return DAEMON_EXIT_USAGE;
+	}
 	if (do_scrub && verify_source) {
 		fprintf(stderr, "iou-offloadd scrub: --source is verify's: a scrub reads the "
 			"destinations (iou-offloadd verify --source NAME reads the source too)\n");
@@ -616,6 +620,15 @@ int main(int argc, char **argv)
 	}
 	if (do_open && !do_check) {
 		fprintf(stderr, "iou-offloadd: --open goes with --check-config (see --help)\n");
+		return DAEMON_EXIT_USAGE;
+	}
+	/* a word meant for a command must not start the daemon and its pipelines */
+	if (json && !do_check && !do_status) {
+		fprintf(stderr, "iou-offloadd: --json goes with status or --check-config (see --help)\n");
+		return DAEMON_EXIT_USAGE;
+	}
+	if (status_file && !do_status) {
+		fprintf(stderr, "iou-offloadd: -s/--status-file goes with status (see --help)\n");
 		return DAEMON_EXIT_USAGE;
 	}
 	if (do_check)

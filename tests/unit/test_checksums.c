@@ -192,6 +192,35 @@ static void a_one_shot_verify_without_sums_names_the_option(void **state)
 	assert_true(file_has(f->err, "no checksums recorded for it (was it run with --checksum?)"));
 }
 
+/*
+ * SIGTERM while a --checksum copy sums a long hole stops it at once (it
+ * went on to the hole's end: 85 s for 3 TiB, past the unit's
+ * TimeoutStopSec, which ends in SIGKILL).
+ */
+static void a_stop_ends_the_summing_of_a_long_hole(void **state)
+{
+	struct fx *f = *state;
+	char sd[4200], src[4200], dst[4200];
+	pid_t pid;
+	int fd;
+
+	one_shot_paths(f, sd, src, dst);
+	fd = open(src, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	/* 1 TiB, data only at its end: 16 Mi blocks of 64K to sum as zeros */
+	assert_int_equal(ftruncate(fd, 1LL << 40), 0);
+	assert_int_equal(pwrite(fd, "xyz", 3, (1LL << 40) - 4096), 3);
+	close(fd);
+	pid = spawn(f, ((char *[]){ IOU_BIN, "copy", "--engine=uring", "--checksum",
+				    "--block-size=64K", "--state-dir", sd, src, dst, NULL }));
+	for (int i = 0; i < 3000 && !file_has(f->err, "starting at 0"); i++)
+		usleep(10000);
+	usleep(300000);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 10), 3);
+	assert_true(file_has(f->err, "stopped at byte"));
+}
+
 /* status --json: every key of the status file, and the last verify from state_dir */
 static void status_json_gives_the_pipeline_and_its_last_verify(void **state)
 {
@@ -379,6 +408,8 @@ int main(void)
 			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_one_shot_verify_without_sums_names_the_option,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_stop_ends_the_summing_of_a_long_hole, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_reads_finished_pipelines_and_status_shows_the_last_scrub,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_leaves_an_unfinished_copy_and_a_device_and_says_so,

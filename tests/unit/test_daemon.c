@@ -608,6 +608,25 @@ static void a_full_destination_is_refused_up_front_in_one_line(void **state)
 	free(mnt);
 }
 
+/* an option or word meant for a command started the daemon and ran its pipelines */
+static void a_command_option_without_its_command_runs_nothing(void **state)
+{
+	struct fx *f = *state;
+	char *json[] = { IOU_BIN, "-c", f->conf, "--json", NULL };
+	char *sfile[] = { IOU_BIN, "-c", f->conf, "-s", "/nonexistent/status", NULL };
+	char *udev[] = { IOU_BIN, "-c", f->conf, "udev-name", NULL };
+
+	make_src(f, "src", 64 << 10, 45);
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, json), 2);
+	assert_true(file_has(f->err, "--json goes with status or --check-config"));
+	assert_int_equal(run_bin(f, sfile), 2);
+	assert_int_equal(run_bin(f, udev), 2);
+	assert_true(file_has(f->err, "which disk?"));
+	assert_false(exists(f, "out"));
+}
+
 /*
  * dest_offset past the end of the destination leaves a hole the copy never
  * writes: only the bytes it writes need room (was: 64 MiB + 2 MiB needed of
@@ -1336,6 +1355,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_command_option_without_its_command_runs_nothing,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(plain_check_config_refuses_a_destination_in_state_dir, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_summary_counts_devices, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_binary_config_prints_twenty_errors_and_a_count,
