@@ -214,9 +214,9 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	struct target t[CONFIG_MAX_FILES + 1];
 	char path[4200];
 	uint64_t blocks, vouched;
-	bool oneshot = cfg->oneshot_base[0];
+	bool oneshot = cfg->oneshot_base[0], damaged, lost;
 	long bad = 0;
-	int nt = 0, fd, rc = 0;
+	int nt = 0, fd, ret, rc = 0;
 
 	/* a one-shot's verify is not told --checksum again: its manifest says */
 	if (pc->s.checksum == CHECKSUM_NONE && !oneshot) {
@@ -225,7 +225,25 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	}
 	checksum_path(cfg->state_dir, pc->name, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || checksum_read_head(fd, &h)) {
+	ret = fd < 0 ? -errno : checksum_read_head(fd, &h);
+	/*
+	 * A manifest that is there but unreadable, or gone after a run that
+	 * kept one, is a failure: "nothing to verify" would let a scrub pass.
+	 */
+	damaged = ret && ret != -ENOENT;
+	lost = ret == -ENOENT && !oneshot &&
+	       checkpoint_load(cfg->state_dir, pc->name, &ck) == 0 && ck.done;
+	if (damaged || lost) {
+		fprintf(stderr, "%s: the checksum manifest %s is %s: its sums are lost (a run "
+			"from 0, repeat = yes, takes them again)\n", pc->name, path,
+			lost ? "gone, though the pipeline has run" : "damaged");
+		if (fd >= 0)
+			close(fd);
+		verify_record_save(cfg->state_dir, pc->name, scrub,
+				   &(struct verify_record){ .when = time(NULL), .failed = 1 });
+		return 1;
+	}
+	if (ret) {
 		if (oneshot)
 			fprintf(stderr, "%s: no checksums recorded for it (was it run with "
 				"--checksum?)\n", pc->name);

@@ -134,6 +134,26 @@ static void verify_without_a_manifest_exits_4(void **state)
 	assert_true(file_has(f->err, "checksum = none"));
 }
 
+/* a damaged or deleted manifest said "nothing to verify" (4), which a scrub timer passes */
+static void a_damaged_or_lost_manifest_fails_verify(void **state)
+{
+	struct fx *f = *state;
+	char *sums = tu_path(f->dir, "state/p.sums");
+
+	make_src(f, "src", 1 << 20, 207);
+	write_conf(f, "checksum = crc32c\n", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	assert_int_equal(verify(f, NULL), 0);
+	assert_int_equal(truncate(sums, 100), 0);
+	assert_int_equal(verify(f, NULL), 1);
+	assert_true(file_has(f->err, "is damaged: its sums are lost"));
+	assert_int_equal(unlink(sums), 0);
+	assert_int_equal(verify(f, NULL), 1);
+	assert_true(file_has(f->err, "is gone, though the pipeline has run"));
+	free(sums);
+}
+
 static void checksums_on_the_loop_engine_are_refused_at_their_line(void **state)
 {
 	struct fx *f = *state;
@@ -401,6 +421,8 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(verify_without_a_manifest_exits_4,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_damaged_or_lost_manifest_fails_verify, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(checksums_on_the_loop_engine_are_refused_at_their_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
