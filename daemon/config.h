@@ -183,6 +183,8 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 			struct daemon_config *cfg, struct config_errors *errs);
 void config_free(struct daemon_config *cfg);
 void config_errors_free(struct config_errors *errs);
+/* the LINE of a "FILE:LINE: ..." finding of @file (0: none) */
+long config_finding_line(const char *msg, const char *file);
 
 const struct pipeline_config *config_find_pipeline(const struct daemon_config *cfg,
 						   const char *name);

@@ -183,6 +183,13 @@ static char *config_reader(char *str, int num, void *stream)
 		snprintf(str, num, "#\n");
 		return str;
 	}
+	/* a file with CR line ends is one long line to us: say so, not "0 pipelines" */
+	if (memchr(st->buf + start, '\r', n)) {
+		add_error(st, st->line, "line contains a carriage return (CR) not followed by a "
+			  "line feed: a file with old Mac line ends? (lines end with LF or CR LF)");
+		snprintf(str, num, "#\n");
+		return str;
+	}
 	if ((int)n + 2 > num) {
 		memcpy(line, st->buf + start, n);
 		line[n] = '\0';
@@ -207,7 +214,11 @@ static char *config_reader(char *str, int num, void *stream)
 	inline_comment_warning(st, p);
 	if (*p == '[') {
 		char *close = strchr(p, ']');
+		const char *after = close ? close + 1 + strspn(close + 1, " \t") : "";
 
+		/* inih drops it: "[daemon]garbage" was taken as [daemon] */
+		if (*after && *after != '#' && *after != ';')
+			add_error(st, st->line, "text after the section header's ']': '%s'", after);
 		if (close) {
 			*close = '\0';
 			section_begin(st, p + 1);

@@ -36,24 +36,31 @@ int errors_push(struct config_errors *errs, char *msg)
 	return 0;
 }
 
-static long msg_line(const char *msg, size_t file_len)
+long config_finding_line(const char *msg, const char *file)
 {
-	return strtol(msg + file_len + 1, NULL, 10);
+	size_t n = strlen(file);
+
+	return strncmp(msg, file, n) || msg[n] != ':' ? 0 : strtol(msg + n + 1, NULL, 10);
+}
+
+/* stable: two findings of one line keep the order they were found in */
+static void sort_by_line(char **msgs, int from, int nr, const char *file)
+{
+	for (int i = from + 1; i < nr; i++) {
+		char *msg = msgs[i];
+		int j = i;
+
+		for (; j > from && config_finding_line(msgs[j - 1], file) >
+				   config_finding_line(msg, file); j--)
+			msgs[j] = msgs[j - 1];
+		msgs[j] = msg;
+	}
 }
 
 void errors_sort(struct config_errors *errs, int from, const char *file)
 {
-	size_t n = strlen(file);
-
-	/* stable: two findings of one line keep the order they were found in */
-	for (int i = from + 1; i < errs->nr; i++) {
-		char *msg = errs->msgs[i];
-		int j = i;
-
-		for (; j > from && msg_line(errs->msgs[j - 1], n) > msg_line(msg, n); j--)
-			errs->msgs[j] = errs->msgs[j - 1];
-		errs->msgs[j] = msg;
-	}
+	sort_by_line(errs->msgs, from, errs->nr, file);
+	sort_by_line(errs->warnings, 0, errs->nr_warnings, file);
 }
 
 static char *located(struct parse_state *st, int line, const char *body);

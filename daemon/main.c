@@ -259,13 +259,18 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 	int ret;
 
 	ret = config_load(path, &cfg, &errs);
-	for (int i = 0; i < errs.nr; i++)
-		fprintf(out, "%s\n", errs.msgs[i]);
+	/* errors and warnings in the file's order, as a reader goes through them */
+	for (int i = 0, w = 0; i < errs.nr || w < errs.nr_warnings;) {
+		if (w < errs.nr_warnings &&
+		    (i == errs.nr || config_finding_line(errs.warnings[w], path) <
+				     config_finding_line(errs.msgs[i], path)))
+			fprintf(out, "%s (warning)\n", errs.warnings[w++]);
+		else
+			fprintf(out, "%s\n", errs.msgs[i++]);
+	}
 	if (errs.dropped)
 		fprintf(out, "%s: ... and %d more error(s) not shown (is it a configuration "
 			"file?)\n", path, errs.dropped);
-	for (int i = 0; i < errs.nr_warnings; i++)
-		fprintf(out, "%s (warning)\n", errs.warnings[i]);
 	if (ret) {
 		fprintf(out, "%s: %d error(s)\n", path,
 			errs.nr ? errs.nr + errs.dropped : 1);

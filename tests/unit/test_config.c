@@ -325,6 +325,17 @@ static void findings_are_listed_in_line_order(void **state)
 	done(&p);
 }
 
+/* a file with CR line ends was one line: "OK, 0 pipelines", and --once ran nothing with 0 */
+static void old_mac_line_ends_and_text_after_a_header_are_errors(void **state)
+{
+	(void)state;
+	expect_error("[daemon]\rengine = uring\r[pipeline p]\rtransform = copy\r",
+		     "test.conf:1: line contains a carriage return (CR) not followed by a line "
+		     "feed: a file with old Mac line ends? (lines end with LF or CR LF)");
+	expect_error("[daemon]garbage\nengine = uring\n",
+		     "test.conf:1: text after the section header's ']': 'garbage'");
+}
+
 static void an_empty_file_is_valid_and_has_no_pipelines(void **state)
 {
 	struct parsed p;
@@ -1004,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(an_indented_line_is_a_line_of_its_own),
 		cmocka_unit_test(a_finding_about_an_inherited_setting_names_its_daemon_line),
 		cmocka_unit_test(findings_are_listed_in_line_order),
+		cmocka_unit_test(old_mac_line_ends_and_text_after_a_header_are_errors),
 		cmocka_unit_test(an_empty_file_is_valid_and_has_no_pipelines),
 		cmocka_unit_test(log_levels_parse),
 		cmocka_unit_test(engine_rejects_unknown_values),

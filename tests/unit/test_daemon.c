@@ -80,6 +80,26 @@ static void a_value_cut_at_an_inline_comment_is_a_warning(void **state)
 	assert_true(file_has(f->err, "(warning)"));
 }
 
+/* the warnings came after every error, whatever their lines */
+static void warnings_and_errors_come_in_the_files_order(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "--check-config", f->conf, NULL };
+	const char *warn, *err;
+	char *text;
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\n"
+		   "destination = /b ;old\nqueue_depth = lots\n");
+	assert_int_equal(run_bin(f, argv), 78);
+	text = slurp(f->err);
+	warn = strstr(text, "' ;' starts a comment");
+	err = strstr(text, "queue_depth = 'lots'");
+	assert_non_null(warn);
+	assert_non_null(err);
+	assert_true(warn < err);
+	free(text);
+}
+
 static void check_config_accepts_a_valid_file(void **state)
 {
 	struct fx *f = *state;
@@ -1355,6 +1375,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(help_explains_usage_and_exits_0, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(warnings_and_errors_come_in_the_files_order,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_command_option_without_its_command_runs_nothing,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(plain_check_config_refuses_a_destination_in_state_dir, fx_setup, fx_teardown),
