@@ -186,7 +186,13 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		 "--unit goes with --destripe") :
 	      nfiles < 2 ? "a source and a destination are required" :
 	      !strcmp(verb, "copy") && nfiles != 2 ? "copy takes one source and one destination" :
+	      strcmp(verb, "copy") && nfiles < 3 ?
+		(strcmp(verb, "gather") ? "it takes one source and at least two destinations" :
+		 "it takes at least two sources and one destination") :
+	      nfiles - 1 > CONFIG_MAX_FILES ? "too many files: at most 16 on the side that has "
+					      "several" :
 	      NULL;
+	_Static_assert(CONFIG_MAX_FILES == 16, "the message above says 16");
 	if (why) {
 		fprintf(stderr, "iou-offloadd %s: %s\n", verb, why);
 		usage_line(verb);

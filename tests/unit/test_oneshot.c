@@ -154,6 +154,11 @@ static void a_one_shot_usage_error_says_which_rule(void **state)
 	assert_true(file_has(f->err, "iou-offloadd mirror: --destripe is for gather"));
 	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "a"), p(f, "b"), p(f, "c"))), 2);
 	assert_true(file_has(f->err, "copy takes one source and one destination"));
+	/* usage and 2, as the man page says (was 78 and a config file's text) */
+	assert_int_equal(run_bin(f, ONESHOT(f, "mirror", p(f, "a"), p(f, "b"))), 2);
+	assert_true(file_has(f->err, "iou-offloadd mirror: it takes one source and at least two"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "gather", p(f, "a"), p(f, "b"))), 2);
+	assert_true(file_has(f->err, "it takes at least two sources and one destination"));
 }
 
 static void a_bad_option_value_names_the_key(void **state)
