@@ -51,13 +51,14 @@ static struct device_run *device_run_start(const struct device_config *dc,
 		return r;
 	}
 	log_notice("device %s: %s%s, %s%s%s over %d member(s), %llu bytes, %u queue(s) of %u tags, "
-		   "data path %s, engine %s%s", dc->name, r->dev->path,
+		   "data path %s%s, engine %s%s", dc->name, r->dev->path,
 		   r->dev->recovered ? " (taken over, its requests reissued)" : "",
 		   device_target_to_string(dc->target),
 		   dc->target == TARGET_STRIPE ? " stripe_io " : "",
 		   dc->target == TARGET_STRIPE ? stripe_io_to_string(dc->stripe_io) : "",
 		   dc->nr_backing, (unsigned long long)dc->size, r->dev->info.nr_hw_queues,
-		   r->dev->info.queue_depth, ublk_dev_data_path(r->dev), ublk_dev_engine(r->dev),
+		   r->dev->info.queue_depth, ublk_dev_data_path(r->dev), ublk_dev_buffers(r->dev),
+		   ublk_dev_engine(r->dev),
 		   r->dev->gather ? (use_bpf ? ", stripe units gathered by IORING_OP_BPF" :
 				     ", stripe units gathered by memcpy()") :
 		   dc->target == TARGET_STRIPE ? ", one request per stripe unit" : "");

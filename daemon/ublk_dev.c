@@ -297,6 +297,12 @@ static int dev_pick_path(struct ublk_dev *d, uint64_t *flags, char *msg, size_t 
 	ret = ublk_ctrl_get_features(&d->ctrl, &features);
 	if (ret)
 		log_info("device %s: GET_FEATURES: %s", d->cfg.name, strerror(-ret));
+	/*
+	 * The tests take the kernel for one with zero copy but no AUTO_BUF_REG
+	 * (upstream 6.15) to reach the path that registers each request by hand
+	 */
+	if (getenv("IOU_UBLK_NO_AUTO_BUF_REG"))
+		features &= ~UBLK_F_AUTO_BUF_REG;
 	if (features & UBLK_F_AUTO_BUF_REG)
 		*flags = UBLK_F_AUTO_BUF_REG;
 	else if (features & UBLK_F_SUPPORT_ZERO_COPY)
@@ -515,6 +521,13 @@ void ublk_dev_wake(struct ublk_dev *d)
 const char *ublk_dev_data_path(const struct ublk_dev *d)
 {
 	return d->zc ? "zero-copy" : "copy";
+}
+
+const char *ublk_dev_buffers(const struct ublk_dev *d)
+{
+	return d->zc == UBLK_ZC_AUTO ? ", request buffers by AUTO_BUF_REG" :
+	       d->zc == UBLK_ZC_MANUAL ? ", request buffers registered by hand (REGISTER_IO_BUF)" :
+	       "";
 }
 
 const char *ublk_dev_engine(const struct ublk_dev *d)

@@ -99,6 +99,8 @@ void ublk_dev_stop(struct ublk_dev *d, int claim);
 void ublk_dev_handover(struct ublk_dev *d);
 /* the data path it runs: "zero-copy" or "copy" */
 const char *ublk_dev_data_path(const struct ublk_dev *d);
+/* ", request buffers by ..." on zero copy (the journal's start line), else "" */
+const char *ublk_dev_buffers(const struct ublk_dev *d);
 /* members marked failed (a mirror's: stale, or resyncing) */
 int ublk_dev_degraded(const struct ublk_dev *d);
 /* wake every queue to look at the device's handover flag and the mirror's window */
