@@ -600,11 +600,14 @@ int files_check_unchanged(struct file_set *fs)
 					     fs->src[i].path, strerror(-ret));
 		if (now.ident.size != fs->src[i].ident.size ||
 		    now.ident.mtime_ns != fs->src[i].ident.mtime_ns)
-			return files_fail(fs, -ESTALE,
-					     "source %s changed while it was being copied (size %"
-					     PRIu64 " -> %" PRIu64 "); the destination is not "
-					     "a consistent copy", fs->src[i].path,
-					     fs->src[i].ident.size, now.ident.size);
+			return now.ident.size != fs->src[i].ident.size ?
+			       files_fail(fs, -ESTALE, "source %s changed while it was being "
+					  "copied (size %" PRIu64 " -> %" PRIu64 "); the "
+					  "destination is not a consistent copy", fs->src[i].path,
+					  fs->src[i].ident.size, now.ident.size) :
+			       files_fail(fs, -ESTALE, "source %s changed while it was being "
+					  "copied (written to: its mtime moved, same size); the "
+					  "destination is not a consistent copy", fs->src[i].path);
 	}
 	return 0;
 }

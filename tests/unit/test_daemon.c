@@ -647,6 +647,27 @@ static void a_command_option_without_its_command_runs_nothing(void **state)
 	assert_false(exists(f, "out"));
 }
 
+/* "size 209715200 -> 209715200" named a change that was not there */
+static void a_source_written_mid_copy_says_what_moved(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", f->conf, "--once", NULL };
+	char *src = tu_path(f->dir, "src");
+	struct timespec later[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1000000000 } };
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 46);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\n", BIG_COPY);
+	pid = spawn(f, argv);
+	assert_true(wait_progress(f, "big", 1 << 20, 60));
+	/* rewritten in place: the same size, another mtime */
+	assert_int_equal(utimensat(AT_FDCWD, src, later, 0), 0);
+	assert_int_equal(wait_exit(pid, 120), 1);
+	assert_true(file_has(f->err, "changed while it was being copied (written to: its mtime "
+			     "moved, same size)"));
+	free(src);
+}
+
 /*
  * dest_offset past the end of the destination leaves a hole the copy never
  * writes: only the bytes it writes need room (was: 64 MiB + 2 MiB needed of
@@ -1421,6 +1442,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dest_offset_hole_needs_no_space, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_source_written_mid_copy_says_what_moved, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			write_errors_behind_the_first_are_one_summary_line, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
