@@ -36,7 +36,7 @@ enum iou_ud_tag {
 	IOU_TAG_UBLK_WAKE = 18,		/* the device's eventfd: look at dev->handover */
 	IOU_TAG_UBLK_REG = 19,		/* REGISTER_IO_BUF of a tag's request */
 	IOU_TAG_UBLK_UNREG = 20,	/* UNREGISTER_IO_BUF before its commit */
-	IOU_TAG_UBLK_SUM = 21,		/* IORING_OP_BPF: the CRC32C of 4 KiB of a request */
+	IOU_TAG_UBLK_SUM = 21,		/* IORING_OP_BPF: the CRC32C of up to 32 blocks of a request */
 	IOU_TAG_UBLK_FILL = 22,		/* IORING_OP_BPF: a checked read, staging -> its pages */
 	IOU_TAG_UBLK_HEAL = 23,		/* a mirror leg's bad block rewritten from staging */
 };

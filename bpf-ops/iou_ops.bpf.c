@@ -78,24 +78,29 @@ int BPF_PROG(iou_issue, struct uring_bpf_data *data)
 	int i, res;
 
 	if (id == IOU_OP_ID_SUM) {
-		__s64 crc;
-
-		/* the bytes are pair[1], the source side, as for a copy */
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)descs)) {
-			res = -EFAULT;
-			goto out;
-		}
 		if (!bpf_ksym_exists(uring_bpf_crc32c)) {
 			res = -EOPNOTSUPP;
 			goto out;
 		}
-		crc = uring_bpf_crc32c(data, &pair[1], ~0U);
-		if (crc < 0) {
-			res = crc;
-			goto out;
+		/* pair k's source (pair[1], as for a copy): its CRC32C to sums[off + k] */
+		bpf_for(i, 0, IOU_OPS_MAX_PAIRS) {
+			__s64 crc;
+
+			if (i >= nr)
+				break;
+			if (bpf_probe_read_user(pair, sizeof(pair),
+						(void *)(descs + (__u64)i * sizeof(pair)))) {
+				res = -EFAULT;
+				goto out;
+			}
+			crc = uring_bpf_crc32c(data, &pair[1], ~0U);
+			if (crc < 0) {
+				res = crc;
+				goto out;
+			}
+			sums[(expect + i) & (IOU_SUMS_MAX - 1)] = ~(__u32)crc;
+			total += pair[1].len;
 		}
-		sums[expect & (IOU_SUMS_MAX - 1)] = ~(__u32)crc;
-		total = pair[1].len;
 		res = (int)total;
 		goto out;
 	}

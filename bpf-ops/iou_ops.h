@@ -13,11 +13,13 @@
  * the total, or -EIO when the total is not sqe->off, or the first -errno;
  * a negative result breaks the SQE link, so the writes after it never run.
  *
- * IOU_OP_ID_SUM (checksum = crc32c) copies nothing: its one pair's source,
- * descs[1], is a block's bytes in the read area, and sqe->off names the
- * entry of the program's sums[] (.bss, which the daemon maps) that receives
- * their CRC32C (RFC 3720), computed by uring_bpf_crc32c(). It completes
- * with the bytes summed, or -EOPNOTSUPP on a kernel without that kfunc.
+ * IOU_OP_ID_SUM (checksum = crc32c) copies nothing: pair k's source,
+ * descs[2k + 1], is a block's bytes (a pipeline's read area: one pair; a
+ * device's request: up to IOU_OPS_MAX_PAIRS blocks of it), and sqe->off + k
+ * names the entry of the program's sums[] (.bss, which the daemon maps)
+ * that receives their CRC32C (RFC 3720), computed by uring_bpf_crc32c().
+ * It completes with the bytes summed, or -EOPNOTSUPP on a kernel without
+ * that kfunc.
  */
 #ifndef IOU_OPS_H
 #define IOU_OPS_H

@@ -156,21 +156,18 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 			  "data_path = zero-copy: not with stripe_io = gather on engine = uring, "
 			  "whose memcpy() cannot reach the request's pages (expected engine = bpf "
 			  "or auto, or data_path = auto or copy)");
-	/* the sums are taken and checked by IORING_OP_BPF on the request's own pages */
-	if (dc->integrity != CHECKSUM_NONE && dc->data_path == DATA_PATH_COPY)
-		add_error(st, dc->key_line[K_INTEGRITY],
-			  "integrity = %s: sums and checks the request's own pages, which "
-			  "data_path = copy does not hand over (expected data_path = auto or "
-			  "zero-copy)", checksum_kind_to_string(dc->integrity));
+	/* zero copy: summed and checked in the kernel; copy: ISA-L on the tag buffers */
 	if (dc->integrity != CHECKSUM_NONE && dc->target == TARGET_STRIPE &&
 	    dc->stripe_io == STRIPE_IO_GATHER)
 		add_error(st, dc->key_line[K_INTEGRITY],
 			  "integrity = %s: not with stripe_io = gather (the two are not combined)",
 			  checksum_kind_to_string(dc->integrity));
-	if (dc->integrity != CHECKSUM_NONE && dc->engine == ENGINE_URING)
+	if (dc->integrity != CHECKSUM_NONE && dc->engine == ENGINE_URING &&
+	    dc->data_path != DATA_PATH_COPY)
 		add_error(st, dc->key_line[K_INTEGRITY],
-			  "integrity = %s: summed by IORING_OP_BPF, which engine = uring does not "
-			  "use (expected engine = auto or bpf)", checksum_kind_to_string(dc->integrity));
+			  "integrity = %s: on zero copy summed by IORING_OP_BPF, which engine = uring "
+			  "does not use (expected engine = auto or bpf, or data_path = copy: ISA-L on "
+			  "the tag buffers)", checksum_kind_to_string(dc->integrity));
 	/* a sum per 4 KiB: no request may cover part of one (dm-integrity's block_size) */
 	if (dc->integrity != CHECKSUM_NONE && dc->key_line[K_LOGICAL_BLOCK_SIZE] &&
 	    dc->logical_block_size != 4096)

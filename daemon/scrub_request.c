@@ -49,7 +49,7 @@ static int answer_read(const char *path, struct answer *a)
 	memset(a, 0, sizeof(*a));
 	if (ret)
 		return ret;
-	ret = kv_parse(text, "iou-offloadd-scrub 1", false, answer_key, a);
+	ret = kv_parse(text, SCRUB_MAGIC, false, answer_key, a);
 	free(text);
 	return ret;
 }

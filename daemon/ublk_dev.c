@@ -203,8 +203,8 @@ static int queues_start(struct ublk_dev *d, char *msg, size_t len)
 		q->depth = d->info.queue_depth;
 		q->buf_size = d->info.max_io_buf_bytes;
 		q->gather = d->gather;
-		/* IORING_OP_BPF for the gather, or the sums (never both: the config refuses) */
-		q->bpf = (d->gather || d->sums) && d->use_bpf;
+		/* IORING_OP_BPF for the gather, or zero copy's sums (never both: the config refuses) */
+		q->bpf = (d->gather || (d->sums && d->zc)) && d->use_bpf;
 		q->zc = d->zc;
 		queue_cpus(d, i, &q->cpus);
 		ret = ublk_queue_start(q);

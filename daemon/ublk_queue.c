@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bpf_desc.h"
+#include "checksum.h"
 #include "bpf_loader.h"
 #include "log.h"
 #include "ublk_gather.h"
@@ -372,9 +373,7 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 	t->sums_pending = 0;
 	t->sum_err = 0;
 	for (uint32_t i = 0; i < nr; i++) {
-		uint32_t k = tag * q->sums_per_tag + i;
-		struct io_bpf_buf_desc *p = &pairs[2 * (size_t)k];
-
+		struct io_bpf_buf_desc *p = &pairs[2 * ((size_t)tag * q->sums_per_tag + i)];
 		uint64_t at = (first + i) * UBLK_SUM_BLOCK - t->off;
 
 		memset(&p[0], 0, sizeof(p[0]));	/* the sum op has no destination */
@@ -382,14 +381,21 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 			bpf_desc_fixed(&p[1], q->depth, tag_stage(q, tag) + at, UBLK_SUM_BLOCK);
 		else
 			bpf_desc_kfixed(&p[1], tag, at, UBLK_SUM_BLOCK);
+	}
+	/* up to IOU_OPS_MAX_PAIRS blocks a request; sqe->off: the first one's sums[] entry */
+	for (uint32_t c = 0; c * IOU_OPS_MAX_PAIRS < nr; c++) {
+		uint32_t k = c * IOU_OPS_MAX_PAIRS, n = nr - k < IOU_OPS_MAX_PAIRS ?
+							  nr - k : IOU_OPS_MAX_PAIRS;
+
 		if (!(sqe = q_sqe(q))) {
 			t->sum_err = -EBUSY;
 			break;
 		}
-		/* one pair; sqe->off names the sums[] entry the CRC goes to */
-		io_uring_prep_rw(IOU_OP_BPF, sqe, -1, p, 1, q->sums_base + k);
+		io_uring_prep_rw(IOU_OP_BPF, sqe, -1,
+				 &pairs[2 * ((size_t)tag * q->sums_per_tag + k)], n,
+				 q->sums_base + tag * q->sums_per_tag + k);
 		iou_sqe_bpf_op_flags(sqe) = iou_bpf_op_flags(IOU_OP_ID_SUM, 0);
-		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_SUM, tag, i));
+		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_SUM, tag, c));
 		q->backing++;
 		t->sums_pending++;
 	}
@@ -406,16 +412,52 @@ static bool q_sums(struct ublk_queue *q, unsigned int tag)
 
 static void q_read_check(struct ublk_queue *q, unsigned int tag);
 
+/*
+ * The copying path (no zero copy): the request's bytes are in its tag
+ * buffer, in the daemon's memory, so ISA-L sums them right here (a write's
+ * before its pieces go; a read's when they are back, before the driver
+ * copies the buffer to the reader). 0, or -EIO when a FUA write's sums
+ * could not be made durable.
+ */
+static int q_sums_user(struct ublk_queue *q, unsigned int tag)
+{
+	struct ublk_tag *t = &q->tags[tag];
+	uint32_t crc[t->nr_sums ?: 1];
+
+	for (uint32_t i = 0; i < t->nr_sums; i++)
+		crc[i] = checksum_crc32c(0, tag_buf(q, tag) + (t->sum_first + i) * UBLK_SUM_BLOCK -
+					 t->off, UBLK_SUM_BLOCK);
+	atomic_fetch_add(&q->dev->stats.sums, t->nr_sums);
+	ublk_sums_record(q->dev, t->sum_first, crc, t->nr_sums, true);
+	return t->fua && ublk_sums_sync(q->dev) ? -EIO : 0;
+}
+
+/* block @i of a read as it came from the members: the kernel's sum, or ISA-L's */
+static uint32_t q_read_sum(struct ublk_queue *q, unsigned int tag, uint32_t i)
+{
+	struct ublk_tag *t = &q->tags[tag];
+
+	if (q->zc)
+		return bpf_sums_get(q->sums_base + tag * q->sums_per_tag + i);
+	atomic_fetch_add(&q->dev->stats.sums, 1);
+	return checksum_crc32c(0, tag_buf(q, tag) + (t->sum_first + i) * UBLK_SUM_BLOCK - t->off,
+			       UBLK_SUM_BLOCK);
+}
+
 /* a block's sum is back: once all are, they are kept and the write goes out */
-static void q_sum_done(struct ublk_queue *q, unsigned int tag, int res)
+static void q_sum_done(struct ublk_queue *q, unsigned int tag, unsigned int c, int res)
 {
 	struct ublk_tag *t = &q->tags[tag];
 	struct ublk_dev *d = q->dev;
 	uint32_t crc[t->nr_sums];
+	/* request @c summed blocks c * IOU_OPS_MAX_PAIRS on, up to that many */
+	uint32_t n = t->nr_sums - c * IOU_OPS_MAX_PAIRS;
 
+	if (n > IOU_OPS_MAX_PAIRS)
+		n = IOU_OPS_MAX_PAIRS;
 	q->backing--;
-	if (res == (int)UBLK_SUM_BLOCK)
-		atomic_fetch_add(&d->stats.sums, 1);
+	if (res == (int)(n * UBLK_SUM_BLOCK))
+		atomic_fetch_add(&d->stats.sums, n);
 	else if (!t->sum_err)
 		t->sum_err = res < 0 ? res : -EIO;
 	if (--t->sums_pending)
@@ -571,6 +613,7 @@ static bool q_integrity_start(struct ublk_queue *q, unsigned int tag, int n)
 	struct ublk_tag *t = &q->tags[tag];
 	struct ublk_dev *d = q->dev;
 
+	ublk_sums_span(t->off, t->len, &t->sum_first, &t->nr_sums);
 	if (t->op == UBLK_IO_OP_WRITE) {
 		if (ublk_sums_write_begin(d, t->off, t->len)) {
 			q_complete(q, tag, -EIO);
@@ -583,7 +626,7 @@ static bool q_integrity_start(struct ublk_queue *q, unsigned int tag, int n)
 			return true;
 		}
 		t->flushing = true;
-	} else if (t->op == UBLK_IO_OP_READ) {
+	} else if (t->op == UBLK_IO_OP_READ && q->zc) {
 		for (int i = 0; i < n; i++)
 			q->pieces[tag * q->max_pieces + i].staged = true;
 	}
@@ -617,7 +660,11 @@ static void q_start(struct ublk_queue *q, unsigned int tag)
 	memset(&q->done[tag * q->max_pieces], 0, n * sizeof(*q->done));
 	if (t->staged && t->op == UBLK_IO_OP_WRITE && q_shuffle(q, tag, true))
 		return;		/* the pieces go when the gather completes */
-	if (q->dev->sums && t->op == UBLK_IO_OP_WRITE && q_sums(q, tag))
+	if (q->dev->sums && t->op == UBLK_IO_OP_WRITE && !q->zc && q_sums_user(q, tag)) {
+		q_complete(q, tag, -EIO);
+		return;
+	}
+	if (q->dev->sums && t->op == UBLK_IO_OP_WRITE && q->zc && q_sums(q, tag))
 		return;		/* ... when the sums are taken */
 	q_submit_pieces(q, tag);
 }
@@ -642,9 +689,14 @@ static void q_fill(struct ublk_queue *q, unsigned int tag)
 	struct ublk_tag *t = &q->tags[tag];
 	struct io_bpf_buf_desc *p = (struct io_bpf_buf_desc *)q->sum_descs +
 				    2 * (size_t)tag * q->sums_per_tag;
-	struct io_uring_sqe *sqe = q_sqe(q);
+	struct io_uring_sqe *sqe;
 
-	if (!sqe) {
+	/* copying: the bytes are in the tag buffer, which the driver copies out */
+	if (!q->zc) {
+		q_complete(q, tag, t->len);
+		return;
+	}
+	if (!(sqe = q_sqe(q))) {
 		q_complete(q, tag, -EIO);
 		return;
 	}
@@ -701,8 +753,10 @@ static void q_heal(struct ublk_queue *q, unsigned int tag)
 
 		if (!bad[i] || !(sqe = q_sqe(q)))
 			continue;
-		io_uring_prep_write_fixed(sqe, t->bad_leg + 1, tag_stage(q, tag) + at,
-					  UBLK_SUM_BLOCK, t->off + at, q->depth);
+		/* from staging (zero copy) or the tag buffer (registered area, index 0) */
+		io_uring_prep_write_fixed(sqe, t->bad_leg + 1,
+					  (q->zc ? tag_stage(q, tag) : tag_buf(q, tag)) + at,
+					  UBLK_SUM_BLOCK, t->off + at, q->zc ? q->depth : 0);
 		sqe->flags |= IOSQE_FIXED_FILE;
 		io_uring_sqe_set_data64(sqe, iou_ud(IOU_TAG_UBLK_HEAL, tag, i));
 		q->backing++;
@@ -743,12 +797,12 @@ static int q_other_leg(const struct ublk_dev *d, int leg)
 
 /*
  * A read's sums are back: what agrees goes to the reader. A disagreement
- * with a write in flight there is read again (the read may have seen
- * either side of it); on a mirror the other leg is read, and if it agrees
+ * is read again, twice, or while a write there is in flight (the read may
+ * have seen either side of one); on a mirror the other leg is read, and if it agrees
  * its bytes are returned and the bad leg's blocks rewritten; otherwise the
  * read fails with EIO, each block named in the log.
  */
-#define UBLK_REREADS	16
+#define UBLK_REREADS	16	/* with a write in flight there; 2 without */
 static void q_read_check(struct ublk_queue *q, unsigned int tag)
 {
 	struct ublk_tag *t = &q->tags[tag];
@@ -763,7 +817,7 @@ static void q_read_check(struct ublk_queue *q, unsigned int tag)
 		return;
 	}
 	for (uint32_t i = 0; i < t->nr_sums; i++) {
-		got[i] = bpf_sums_get(q->sums_base + tag * q->sums_per_tag + i);
+		got[i] = q_read_sum(q, tag, i);
 		mismatch[i] = ublk_sums_expected(d, t->sum_first + i, &want[i], &prev) &&
 			      want[i] != got[i] && !(busy && prev == got[i]);
 		nr += mismatch[i];
@@ -775,7 +829,12 @@ static void q_read_check(struct ublk_queue *q, unsigned int tag)
 			q_fill(q, tag);
 		return;
 	}
-	if (t->rereads < UBLK_REREADS && busy) {
+	/*
+	 * A write into these blocks may have come and gone while the read ran
+	 * (it saw some of the old bytes, the sums are the new ones): read again,
+	 * a few times, and as long as a write there is in flight
+	 */
+	if (t->rereads < (busy ? UBLK_REREADS : 2)) {
 		t->rereads++;
 		q_reread(q, tag, -1);
 		return;
@@ -853,7 +912,11 @@ static void q_piece_done(struct ublk_queue *q, unsigned int tag, int i, int res)
 	/* a gathered read: its units go back from staging to their places */
 	if (!t->err && t->staged && t->op == UBLK_IO_OP_READ && q_shuffle(q, tag, false))
 		return;
-	/* integrity: a read's bytes are checked in staging before they reach its pages */
+	/* integrity: a read's bytes are checked (in staging) before they reach the reader */
+	if (!t->err && q->dev->sums && t->op == UBLK_IO_OP_READ && !q->zc) {
+		q_read_check(q, tag);
+		return;
+	}
 	if (!t->err && q->dev->sums && t->op == UBLK_IO_OP_READ && q_sums(q, tag))
 		return;
 	q_complete(q, tag, t->err ? t->err : t->op == UBLK_IO_OP_FLUSH ? 0 : (int)t->len);
@@ -904,7 +967,11 @@ static int q_setup(struct ublk_queue *q)
 	size_t page = sysconf(_SC_PAGESIZE), area;
 	int fds[CONFIG_MAX_FILES + 1], ret;
 	unsigned int sq = ring_pow2(q->depth * 2 > 64 ? q->depth * 2 : 64);
-	unsigned int cq = ring_pow2(q->depth * (q->max_pieces + 1));
+	/* integrity on zero copy: a CQE per IOU_OPS_MAX_PAIRS blocks summed, and the fill */
+	unsigned int per_tag = q->max_pieces + 1 +
+			       (d->sums && q->zc ? q->buf_size / UBLK_SUM_BLOCK /
+						   IOU_OPS_MAX_PAIRS + 2 : 0);
+	unsigned int cq = ring_pow2(q->depth * per_tag);
 
 	if (sq > 4096)
 		sq = 4096;
@@ -920,10 +987,10 @@ static int q_setup(struct ublk_queue *q)
 	if (q->gather)
 		q->slot_size = (q->slot_size + q->buf_size + ublk_gather_meta_size(q->max_pieces) +
 				page - 1) / page * page;
-	/* integrity: a read's staging, where its bytes are checked before they reach its pages */
-	else if (d->sums)
+	/* integrity on zero copy: a read's staging, checked before its pages get the bytes */
+	else if (d->sums && q->zc)
 		q->slot_size += q->buf_size;
-	q->staging = q->gather || d->sums;
+	q->staging = q->gather || (d->sums && q->zc);
 	area = (size_t)q->depth * q->slot_size;
 	q->tags = calloc(q->depth, sizeof(*q->tags));
 	q->units = calloc((size_t)q->depth * q->max_pieces, sizeof(*q->units));
@@ -954,6 +1021,11 @@ static int q_setup(struct ublk_queue *q)
 	if (d->sums) {
 		q->sums_per_tag = q->buf_size / UBLK_SUM_BLOCK;
 		q->bad = calloc((size_t)q->depth * q->sums_per_tag, 1);
+		if (!q->bad)
+			return -ENOMEM;
+	}
+	/* zero copy: the sums taken by IORING_OP_BPF, into the programs' sums[] */
+	if (d->sums && q->zc) {
 		q->sum_descs = calloc((size_t)q->depth * q->sums_per_tag * 2,
 				      sizeof(struct io_bpf_buf_desc));
 		q->sums_base = bpf_sums_alloc(q->depth * q->sums_per_tag);
@@ -1086,7 +1158,7 @@ static void *queue_thread(void *arg)
 			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_UNREG)
 				q_unregistered(q, iou_ud_slot(ud), cqe->res);
 			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_SUM)
-				q_sum_done(q, iou_ud_slot(ud), cqe->res);
+				q_sum_done(q, iou_ud_slot(ud), iou_ud_op(ud), cqe->res);
 			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_FILL)
 				q_fill_done(q, iou_ud_slot(ud), cqe->res);
 			else if (iou_ud_tag(ud) == IOU_TAG_UBLK_HEAL)

@@ -25,7 +25,6 @@
 #include "verify.h"
 
 #define CHUNK		(1u << 20)
-#define SCRUB_MAGIC	"iou-offloadd-scrub 1"
 /* mismatches named one by one in the journal; the rest are counted */
 #define LOG_MAX		32
 

@@ -26,6 +26,7 @@
 
 #define SCRUB_REQUEST	"scrub-%s.request"
 #define SCRUB_ANSWER	"scrub-%s.answer"
+#define SCRUB_MAGIC	"iou-offloadd-scrub 1"	/* the answer's first line */
 
 struct ublk_dev;
 struct daemon_config;

@@ -265,15 +265,12 @@ int ublk_sums_open(struct ublk_dev *d, char *msg, size_t len)
 
 	if (d->cfg.integrity == CHECKSUM_NONE)
 		return 0;
-	if (!d->zc) {
-		snprintf(msg, len, "integrity = crc32c: the device runs the copying path (this "
-			 "kernel's ublk has no zero copy), and the sums are taken and checked on "
-			 "the request's own pages");
-		return -EOPNOTSUPP;
-	}
-	if (!d->use_bpf || !bpf_loader_has_crc32c()) {
-		snprintf(msg, len, "integrity = crc32c: needs IORING_OP_BPF with "
-			 "uring_bpf_crc32c() (engine = bpf, a kernel with the series' 0019)");
+	/* the copying path sums the tag buffers with ISA-L; zero copy needs the kernel's */
+	if (d->zc && (!d->use_bpf || !bpf_loader_has_crc32c())) {
+		snprintf(msg, len, "integrity = crc32c: on zero copy the sums are taken in the "
+			 "kernel, on the request's pages: needs IORING_OP_BPF with uring_bpf_crc32c() "
+			 "(engine = bpf, a kernel with the series' 0019), or data_path = copy (ISA-L "
+			 "on the tag buffers)");
 		return -EOPNOTSUPP;
 	}
 	if (!(s = calloc(1, sizeof(*s))))
