@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,25 +90,47 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static pid_t daemon_pid(const char *runtime_dir, const char *arg)
+/* the daemon's pid, and into @config (if given) the file it runs, from its status file */
+static pid_t daemon_pid(const char *runtime_dir, char *config, size_t len)
 {
 	struct status_report r;
 	char path[4200];
 	pid_t pid;
 
-	if (arg)
-		return atoi(arg);
 	snprintf(path, sizeof(path), "%s/%s", runtime_dir, STATUS_FILE_NAME);
 	if (status_read(path, &r))
 		return 0;
 	pid = r.pid;
+	if (config)
+		snprintf(config, len, "%s", r.config);
 	status_report_free(&r);
 	return pid;
 }
 
 pid_t reload_daemon_pid(const char *runtime_dir)
 {
-	return daemon_pid(runtime_dir, NULL);
+	return daemon_pid(runtime_dir, NULL, 0);
+}
+
+/*
+ * A reload makes the daemon read its own file again: @config_path must be
+ * that one. A relative path is the daemon's, from a directory not known
+ * here: taken as the same.
+ */
+static bool same_config(const char *running, const char *config_path)
+{
+	char *a, *b;
+	bool same;
+
+	if (running[0] != '/')
+		return true;
+	a = realpath(running, NULL);
+	b = realpath(config_path, NULL);
+	same = a && b ? !strcmp(a, b) : !strcmp(running, config_path);
+
+	free(a);
+	free(b);
+	return same;
 }
 
 int reload_request(const char *config_path, const char *pid_arg)
@@ -115,7 +138,7 @@ int reload_request(const char *config_path, const char *pid_arg)
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
 	struct answer before, now;
-	char path[4200];
+	char path[4200], running[4096];
 	pid_t pid;
 	int ret;
 
@@ -130,11 +153,36 @@ int reload_request(const char *config_path, const char *pid_arg)
 		return 78;
 	}
 	snprintf(path, sizeof(path), "%s/%s", cfg.runtime_dir, RELOAD_FILE_NAME);
-	pid = daemon_pid(cfg.runtime_dir, pid_arg);
+	running[0] = '\0';
+	pid = daemon_pid(cfg.runtime_dir, running, sizeof(running));
 	config_free(&cfg);
+	if (pid_arg) {
+		char *end;
+		long n = strtol(pid_arg, &end, 10);
+
+		if (*end || n <= 0 || n > INT_MAX) {
+			fprintf(stderr, "iou-offloadd reload: '%s' is not a pid\n", pid_arg);
+			return 2;	/* a bad command line */
+		}
+		/* the status file's config is another daemon's */
+		if ((pid_t)n != pid)
+			running[0] = '\0';
+		pid = (pid_t)n;
+	}
 	if (pid <= 0) {
 		fprintf(stderr, "iou-offloadd reload: no daemon to reload (no pid given, none in "
 			"the status file)\n");
+		return 1;
+	}
+	if (!strcmp(running, "-")) {
+		fprintf(stderr, "iou-offloadd reload: pid %d read its configuration from standard "
+			"input (-c -): it has no file to read again; restart it to change it\n",
+			(int)pid);
+		return 1;
+	}
+	if (running[0] && !same_config(running, config_path)) {
+		fprintf(stderr, "iou-offloadd reload: pid %d runs %s, not %s: a reload reads the "
+			"daemon's own file again (edit that one)\n", (int)pid, running, config_path);
 		return 1;
 	}
 	/* a pid the status file names may be another process's by now: never signal that */
@@ -151,6 +199,11 @@ int reload_request(const char *config_path, const char *pid_arg)
 	}
 	for (unsigned int waited = 0; waited < ANSWER_WAIT_MS; waited += 50) {
 		sleep_ms(50);
+		if (!status_daemon_alive(pid)) {
+			fprintf(stderr, "iou-offloadd reload: pid %d exited before it answered\n",
+				(int)pid);
+			return 1;
+		}
 		if (answer_read(path, &now) || now.pid != pid ||
 		    (before.pid == pid && now.seq == before.seq))
 			continue;
