@@ -319,6 +319,17 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 	return rc || bad ? 1 : 0;
 }
 
+/* one pipeline's or device's answer (0, 1, 4) into the command's: 2 (a bad name) stays */
+static void tally(int r, int *left, int *scrubbed, int *rc)
+{
+	if (r == 4)
+		(*left)++;
+	else
+		(*scrubbed)++;
+	if (r == 1 && *rc != 2)
+		*rc = 1;
+}
+
 int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 		char *const *names, int nr_names)
 {
@@ -353,19 +364,12 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 	for (int i = 0; i < cfg.nr_pipelines; i++) {
 		const struct pipeline_config *pc = &cfg.pipelines[i];
 		bool named = !nr_names;
-		int r;
 
 		for (int n = 0; n < nr_names; n++)
 			named |= !strcmp(names[n], pc->name);
 		if (!named)
 			continue;
-		r = verify_pipeline(&cfg, pc, source, scrub);
-		if (r == 4)
-			left++;
-		else
-			scrubbed++;
-		if (r == 1)
-			rc = rc == 2 ? 2 : 1;
+		tally(verify_pipeline(&cfg, pc, source, scrub), &left, &scrubbed, &rc);
 	}
 	for (int i = 0; i < cfg.nr_devices; i++) {
 		bool named = false;
@@ -380,14 +384,7 @@ int verify_main(const struct daemon_options *opts, bool source, bool scrub,
 			continue;
 		}
 		/* a mirror's legs compared by the daemon that serves it */
-		int r = ublk_scrub_request(&cfg, &cfg.devices[i]);
-
-		if (r == 4)
-			left++;
-		else
-			scrubbed++;
-		if (r == 1)
-			rc = rc == 2 ? 2 : 1;
+		tally(ublk_scrub_request(&cfg, &cfg.devices[i]), &left, &scrubbed, &rc);
 	}
 	/*
 	 * verify: 4 when any named or configured pipeline had nothing to check;
