@@ -348,6 +348,7 @@ int devices_status(const struct device_set *s, struct status_report *r)
 		e->mismatches = atomic_load(&d->dev->stats.mismatches);
 		e->repairs = atomic_load(&d->dev->stats.repairs);
 		e->recomputed = atomic_load(&d->dev->stats.recomputed);
+		e->filled = atomic_load(&d->dev->stats.filled);
 		snprintf(e->data_path, sizeof(e->data_path), "%s", ublk_dev_data_path(d->dev));
 		e->size = d->dev->cfg.size;
 		e->reads = atomic_load(&d->dev->stats.reads);

@@ -18,7 +18,7 @@
 static const struct kv_field fields[] = {
 	F(state, KV_STR), F(path, KV_STR), F(target, KV_STR), F(engine, KV_STR),
 	F(data_path, KV_STR), F(driver_copied, KV_U64), F(sums, KV_U64), F(integrity, KV_STR),
-	F(mismatches, KV_U64), F(repairs, KV_U64), F(recomputed, KV_U64),
+	F(mismatches, KV_U64), F(repairs, KV_U64), F(recomputed, KV_U64), F(filled, KV_U64),
 	F(size, KV_U64), F(reads, KV_U64), F(writes, KV_U64), F(bytes_read, KV_U64),
 	F(bytes_written, KV_U64), F(errors, KV_U64), F(in_flight, KV_U32),
 	F(iops, KV_RATE), F(rate_bps, KV_RATE), F(members, KV_INT), F(degraded, KV_INT),
@@ -119,8 +119,10 @@ void status_devices_print(FILE *out, const struct status_device *devs, int nr, b
 		if (d->integrity[0])
 			fprintf(out, "  integrity %s: %" PRIu64 " 4 KiB blocks summed by IORING_OP_BPF; "
 				"%" PRIu64 " read disagreed with its sum, %" PRIu64 " repaired from "
-				"another leg; %" PRIu64 " dirty region(s) taken anew at start\n",
-				d->integrity, d->sums, d->mismatches, d->repairs, d->recomputed);
+				"another leg; %" PRIu64 " dirty region(s) taken anew at start; %" PRIu64
+				" bytes read copied from staging into the requests' pages\n",
+				d->integrity, d->sums, d->mismatches, d->repairs, d->recomputed,
+				d->filled);
 		if (d->error[0])
 			fprintf(out, "  %s: %s\n", !strcmp(d->state, "failed") ? "error" : "note",
 				d->error);

@@ -24,6 +24,7 @@ struct status_device {
 	uint64_t mismatches;		/* integrity: blocks read that disagreed with their sum */
 	uint64_t repairs;		/* mirror: of them rewritten from the other leg */
 	uint64_t recomputed;		/* dirty regions whose sums were taken anew at start */
+	uint64_t filled;		/* zero copy: read bytes copied from staging into the pages */
 	double iops, rate_bps;
 	int members, degraded;
 	uint64_t resync_done, resync_total;	/* a mirror's resync: bytes copied of */

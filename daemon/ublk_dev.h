@@ -37,6 +37,7 @@ struct ublk_stats {
 	_Atomic uint64_t mismatches;	/* integrity: blocks read that disagreed with their sum */
 	_Atomic uint64_t repairs;	/* mirror: of them rewritten from a leg that agreed */
 	_Atomic uint64_t recomputed;	/* dirty regions whose sums were taken anew at start */
+	_Atomic uint64_t filled;	/* integrity, zero copy: read bytes copied staging -> pages */
 	_Atomic uint64_t member_errors[CONFIG_MAX_FILES];	/* backing requests failed, by member */
 };
 

@@ -713,7 +713,9 @@ static void q_fill_done(struct ublk_queue *q, unsigned int tag, int res)
 	struct ublk_tag *t = &q->tags[tag];
 
 	q->backing--;
-	if (res != (int)t->len)
+	if (res == (int)t->len)
+		atomic_fetch_add(&q->dev->stats.filled, res);
+	else
 		log_err("device %s: queue %d tag %u: IORING_OP_BPF fill of a read: %d of %u bytes",
 			q->dev->cfg.name, q->q_id, tag, res, t->len);
 	q_complete(q, tag, res == (int)t->len ? res : -EIO);

@@ -139,6 +139,10 @@ for dev in "$LIN" "$STR" "$MIR"; do
 	fi
 done
 sleep 1.2
+# a READ request's pages are a destination only: the checked bytes are copied in once
+check "zero copy: every byte read was copied once, staging -> the request's pages (filled = bytes_read)" eval \
+	'(for d in ilin istr imir; do [ "$(dst $d filled)" = "$(dst $d bytes_read)" ] &&
+	  [ "$(dst $d bytes_read)" -gt 0 ] || exit 1; done)'
 check "no read disagreed with its sum and no request failed on the healthy devices" eval \
 	'(for d in ilin istr imir; do [ "$(dst $d mismatches)" = 0 ] && [ "$(dst $d errors)" = 0 ] &&
 	  [ "$(dst $d sums)" -gt 0 ] || exit 1; done)'
