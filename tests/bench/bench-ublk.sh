@@ -16,6 +16,10 @@
 #   stripe-gather: the ublk stripe with stripe_io = gather (the units of one
 #             member in a request gathered into one write: IORING_OP_BPF on
 #             bpf, memcpy on uring) beside the default per-unit writes
+#   integrity: ublk bpf zero copy with integrity = crc32c (each 4 KiB summed
+#             in the kernel on write, checked on read; the sums in a file of
+#             the state_dir), beside the same without (issue 32). dm-integrity
+#             is not beside it: the guest kernel has no CONFIG_DM_INTEGRITY
 # Workloads (fio, io_uring, O_DIRECT, fixed buffers, time based):
 #   4k-qd1 and 4k-qd32: random 4K, half reads, half writes (IOPS);
 #   1m-qd8: sequential 1M, half reads, half writes (MiB/s).
@@ -38,8 +42,13 @@
 # UBLK_MB (256: MiB per member), UBLK_RUNS (3), UBLK_RUNTIME (5 s per fio
 # run), UBLK_TARGETS ("linear stripe stripe-gather mirror"), UBLK_ENGINES
 # ("bpf uring"), UBLK_PATHS ("zero-copy copy"), UBLK_WORKLOADS ("4k-qd1
-# 4k-qd32 1m-qd8"), UBLK_QUEUES (1),
-# UBLK_PROFILE (the workload profiled: "4k-qd32"; "none" for no profile).
+# 4k-qd32 1m-qd8"; also 4k-qd32-j2 and 1m-qd8-j2: the same depth from two
+# fio jobs, which two queues can take on two CPUs; 1m-read: sequential reads
+# at qd8, a mirror's legs against dm-raid1's one), UBLK_QUEUES (1; a list,
+# "1 2", runs each ublk configuration with each count: what a second queue buys),
+# UBLK_PROFILE (the workload profiled: "4k-qd32"; "none" for no profile),
+# UBLK_INTEGRITY ("none"; "crc32c": each target's bpf zero-copy device again
+# with integrity = crc32c).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -54,6 +63,7 @@ UBLK_PATHS=${UBLK_PATHS:-zero-copy copy}
 UBLK_WORKLOADS=${UBLK_WORKLOADS:-4k-qd1 4k-qd32 1m-qd8}
 UBLK_QUEUES=${UBLK_QUEUES:-1}
 UBLK_PROFILE=${UBLK_PROFILE:-4k-qd32}
+UBLK_INTEGRITY=${UBLK_INTEGRITY:-none}
 UNIT=$((64 << 10))
 OUT=${IOU_ARTIFACTS:-/run/iou-bench-ublk-out}
 WORK=/run/iou-bench-ublk
@@ -106,8 +116,8 @@ dst() {
 	awk -v k="dev_$1" -F= '$1 == k { v = substr($0, length(k) + 2) } END { print v }' "$STATUS" 2>/dev/null
 }
 DPID=""
-ublk_up() {	# TARGET ENGINE PATH -> DEV, DPID
-	local tf=$1 engine=$2 path=${3:-auto} conf=$WORK/ublk.conf m
+ublk_up() {	# TARGET ENGINE PATH [QUEUES [INTEGRITY]] -> DEV, DPID
+	local tf=$1 engine=$2 path=${3:-auto} queues=${4:-1} integ=${5:-none} conf=$WORK/ublk.conf m
 	{
 		echo "[daemon]"
 		echo "state_dir = $WORK/state"
@@ -117,9 +127,11 @@ ublk_up() {	# TARGET ENGINE PATH -> DEV, DPID
 		echo "target = ${tf%-gather}"
 		echo "engine = $engine"
 		echo "data_path = $path"
-		echo "nr_queues = $UBLK_QUEUES"
+		echo "nr_queues = $queues"
 		echo "queue_depth = 64"
 		echo "max_io_size = 1M"
+		# 64 tags x 1M / 4K: the BPF program's 16384 sums, all of them
+		[ "$integ" != none ] && echo "integrity = $integ"
 		case "$tf" in stripe*) echo "stripe_unit = $((UNIT >> 10))K" ;; esac
 		[ "$tf" = stripe-gather ] && echo "stripe_io = gather"
 		for m in $(members "$tf"); do echo "backing = $m"; done
@@ -132,7 +144,8 @@ ublk_up() {	# TARGET ENGINE PATH -> DEV, DPID
 		"$daemon" --config="$conf" >> "$OUT/logs/daemon.log" 2>&1 &
 	DPID=$!
 	DEV=""
-	for _ in $(seq 100); do
+	# integrity: a new device's sums are taken from its members first
+	for _ in $(seq 300); do
 		DEV=$(dst path)
 		[ -n "$DEV" ] && [ -b "$DEV" ] && break
 		kill -0 $DPID 2>/dev/null || break
@@ -151,7 +164,7 @@ ublk_down() {
 ublk_counts() {
 	local k v sep=""
 	sleep 1.1
-	for k in reads writes bytes_read bytes_written bpf_ops bpf_bytes user_copied driver_copied errors; do
+	for k in reads writes bytes_read bytes_written bpf_ops bpf_bytes user_copied driver_copied errors sums mismatches filled; do
 		v=$(dst $k)
 		case "$k" in reads|writes|bytes_*|errors) printf '%s"dev_%s":%s' "$sep" "$k" "${v:-null}" ;;
 		*) printf '%s"%s":%s' "$sep" "$k" "${v:-null}" ;; esac
@@ -169,6 +182,11 @@ workload_args() {
 	4k-qd1) echo "--rw=randrw --bs=4k --iodepth=1" ;;
 	4k-qd32) echo "--rw=randrw --bs=4k --iodepth=32" ;;
 	1m-qd8) echo "--rw=rw --bs=1M --iodepth=8" ;;
+	# the same depth from two submitters (fio sums them: group_reporting)
+	4k-qd32-j2) echo "--rw=randrw --bs=4k --iodepth=16 --numjobs=2 --group_reporting" ;;
+	1m-qd8-j2) echo "--rw=rw --bs=1M --iodepth=4 --numjobs=2 --group_reporting" ;;
+	# sequential reads alone: what a mirror's legs serve side by side (read_policy)
+	1m-read) echo "--rw=read --bs=1M --iodepth=8" ;;
 	*) return 1 ;;
 	esac
 }
@@ -202,24 +220,34 @@ fio_figures() {
 }
 
 # ---- configurations -----------------------------------------------------------
-configs=()	# kind|target|engine|path
+configs=()	# kind|target|engine|path|queues|integrity
 for tf in $UBLK_TARGETS; do
-	[ "$tf" != stripe-gather ] && configs+=("dm|$tf|-|-")
+	[ "$tf" != stripe-gather ] && configs+=("dm|$tf|-|-|-|-")
 	for p in $UBLK_PATHS; do
 		for e in $UBLK_ENGINES; do
 			# memcpy cannot reach the request's pages: that gather copies
 			[ "$tf" = stripe-gather ] && [ "$p" = zero-copy ] && [ "$e" = uring ] && continue
-			configs+=("ublk|$tf|$e|$p")
+			for q in $UBLK_QUEUES; do configs+=("ublk|$tf|$e|$p|$q|none"); done
 		done
+	done
+	# integrity: on the bpf engine's zero-copy path only (the sums need both)
+	for i in $UBLK_INTEGRITY; do
+		[ "$i" = none ] || [ "$tf" = stripe-gather ] || configs+=("ublk|$tf|bpf|zero-copy|1|$i")
 	done
 done
 declare -A FAILED=() RUNS=() RANPATH=()
-label() { local k t e p; IFS='|' read -r k t e p <<<"$1"; [ "$k" = dm ] && echo "dm $t" || echo "ublk $t, engine $e, data_path $p"; }
+label() {
+	local k t e p q i
+	IFS='|' read -r k t e p q i <<<"$1"
+	[ "$k" = dm ] && echo "dm $t" ||
+		echo "ublk $t, engine $e, data_path $p, nr_queues $q$([ "$i" = none ] || echo ", integrity $i")"
+}
 record() {	# CONFIG ROUND WORKLOAD LINE FIO COUNTS
-	local k t e p
-	IFS='|' read -r k t e p <<<"$1"
-	printf '{"system":"guest","accel":"%s","kind":"%s","target":"%s","engine":"%s","path":"%s","workload":"%s","round":%s,"runtime_s":%s,"member_mb":%s' \
-		"$accel" "$k" "$t" "$e" "$p" "$3" "$2" "$UBLK_RUNTIME" "$UBLK_MB"
+	local k t e p q i
+	IFS='|' read -r k t e p q i <<<"$1"
+	[ "$q" = - ] && q=0
+	printf '{"system":"guest","accel":"%s","kind":"%s","target":"%s","engine":"%s","path":"%s","queues":%s,"integrity":"%s","workload":"%s","round":%s,"runtime_s":%s,"member_mb":%s' \
+		"$accel" "$k" "$t" "$e" "$p" "$q" "$i" "$3" "$2" "$UBLK_RUNTIME" "$UBLK_MB"
 	local x
 	for x in $4 $5; do
 		case "${x#*=}" in ''|*[!0-9.-]*) continue ;; esac
@@ -233,16 +261,16 @@ t_start=$(date +%s)
 for r in $(seq 1 "$UBLK_RUNS"); do
 	for c in "${configs[@]}"; do
 		[ -n "${FAILED[$c]:-}" ] && continue
-		IFS='|' read -r kind tf engine path <<<"$c"
+		IFS='|' read -r kind tf engine path queues integ <<<"$c"
 		if [ "$kind" = dm ]; then
 			dm_up "$tf" || { FAILED[$c]="dmsetup create failed: $(tail -2 "$OUT/logs/dmsetup.log" | tr '\n' ' ')"; dm_down; continue; }
 		else
-			ublk_up "$tf" "$engine" "$path" || { FAILED[$c]="the daemon did not bring the device up: $(tail -3 "$OUT/logs/daemon.log" | tr '\n' ' ')"; ublk_down; continue; }
+			ublk_up "$tf" "$engine" "$path" "$queues" "$integ" || { FAILED[$c]="the daemon did not bring the device up: $(tail -3 "$OUT/logs/daemon.log" | tr '\n' ' ')"; ublk_down; continue; }
 			RANPATH[$c]=$(dst data_path)
 		fi
 		lines=()
 		for wl in $UBLK_WORKLOADS; do
-			json=$OUT/logs/${kind}-${tf}-${engine}-${path}-$wl-r$r.json
+			json=$OUT/logs/${kind}-${tf}-${engine}-${path}-q${queues}-${integ}-$wl-r$r.json
 			line=$(fio_run "$DEV" "$wl" "$json")
 			fig=$(fio_figures "$json")
 			lines+=("$wl|$line|$fig")
@@ -268,7 +296,7 @@ for c in "${configs[@]}"; do
 	else
 		ok "$(label "$c"): fio ran $UBLK_WORKLOADS with no error in ${RUNS[$c]:-0} rounds"
 	fi
-	IFS='|' read -r kind tf engine path <<<"$c"
+	IFS='|' read -r kind tf engine path queues integ <<<"$c"
 	[ "$kind" = ublk ] && [ -z "${FAILED[$c]:-}" ] &&
 		check "$(label "$c"): the device ran on the data path asked for (status: ${RANPATH[$c]:-none})" \
 			[ "${RANPATH[$c]:-}" = "$path" ]

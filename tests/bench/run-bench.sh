@@ -42,7 +42,7 @@
 # SCALE_RUNS (scale.sh); profile: PROFILE_MB, PROFILE_BS, PROFILE_QD,
 # PROFILE_ENGINES, PROFILE_TRANSFORMS, PROFILE_FREQ, PROFILE_STARTUP_RUNS, PROFILE_MEDIA, PROFILE_CALLGRAPH (profile.sh); ublk: UBLK_MB,
 # UBLK_RUNS, UBLK_RUNTIME, UBLK_TARGETS, UBLK_ENGINES, UBLK_PATHS, UBLK_WORKLOADS,
-# UBLK_QUEUES, UBLK_PROFILE (bench-ublk.sh).
+# UBLK_QUEUES, UBLK_INTEGRITY, UBLK_PROFILE (bench-ublk.sh).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
@@ -139,7 +139,7 @@ elif [ "$what" = ublk ]; then
 	export VM_MEM=${VM_MEM:-$((4 * UBLK_MB + 2048))M}
 	export GUEST_TESTS=bench-ublk
 	append+=" brd.rd_nr=4 brd.rd_size=$((UBLK_MB * 1024)) iou.suite_timeout=$((TIMEOUT - 120))"
-	for k in MB RUNS RUNTIME TARGETS ENGINES PATHS WORKLOADS QUEUES PROFILE; do
+	for k in MB RUNS RUNTIME TARGETS ENGINES PATHS WORKLOADS QUEUES INTEGRITY PROFILE; do
 		v=$(eval echo "\${UBLK_$k:-}")
 		[ -n "$v" ] && append+=" iou.ublk_$(tr A-Z a-z <<<"$k")=$(tr ' ' , <<<"$v")"
 	done
