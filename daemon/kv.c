@@ -183,6 +183,27 @@ int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool 
 	return ret;
 }
 
+int kv_answer_write(const char *path, const char *head, const char *why)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int ret;
+
+	if (!f)
+		return -errno;
+	fputs(head, f);
+	kv_put(f, "why", why);
+	fputs("end\n", f);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	ret = kv_replace(path, buf, len, 0644, false);
+	free(buf);
+	return ret;
+}
+
 int kv_replace_open(struct kv_pending *p, const char *path, mode_t mode)
 {
 	char dir[sizeof(p->path)];

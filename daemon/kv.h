@@ -38,6 +38,12 @@ void kv_put(FILE *f, const char *key, const char *v);
  * cut (checkpoints; the status file is rewritten every second and needs not)
  */
 int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool durable);
+/*
+ * The answer a daemon leaves for a command that waits on it (reload,
+ * scrub): @head's lines ("MAGIC\nkey=value\n..."), why=@why, end; replaced
+ * at @path in one rename
+ */
+int kv_answer_write(const char *path, const char *head, const char *why);
 
 /*
  * kv_replace() for a caller that does the I/O itself, e.g. through a ring:

@@ -32,26 +32,12 @@ struct answer {
 
 int reload_answer_write(const char *runtime_dir, pid_t pid, uint64_t seq, const char *why)
 {
-	char path[4200], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
+	char path[4200], head[128];
 
 	snprintf(path, sizeof(path), "%s/%s", runtime_dir, RELOAD_FILE_NAME);
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\npid=%d\nseq=%" PRIu64 "\nresult=%s\n", RELOAD_MAGIC, (int)pid, seq,
-		why[0] ? "failed" : "ok");
-	kv_put(f, "why", why);
-	fprintf(f, "end\n");
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	ret = kv_replace(path, buf, len, 0644, false);
-	free(buf);
-	return ret;
+	snprintf(head, sizeof(head), "%s\npid=%d\nseq=%" PRIu64 "\nresult=%s\n", RELOAD_MAGIC,
+		 (int)pid, seq, why[0] ? "failed" : "ok");
+	return kv_answer_write(path, head, why);
 }
 
 static int answer_key(void *arg, const char *key, const char *v)

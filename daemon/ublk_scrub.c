@@ -31,26 +31,13 @@
 int ublk_scrub_answer(const char *runtime_dir, const char *name, uint64_t seq, bool done,
 		      const char *why)
 {
-	char path[4200], file[300], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int ret;
+	char path[4200], file[300], head[128];
 
 	snprintf(file, sizeof(file), SCRUB_ANSWER, name);
 	snprintf(path, sizeof(path), "%s/%s", runtime_dir, file);
-	if (!(f = open_memstream(&buf, &len)))
-		return -errno;
-	fprintf(f, "%s\nseq=%" PRIu64 "\nresult=%s\n", SCRUB_MAGIC, seq,
-		done ? "done" : "refused");
-	kv_put(f, "why", why);
-	fprintf(f, "end\n");
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	ret = kv_replace(path, buf, len, 0644, false);
-	free(buf);
-	return ret;
+	snprintf(head, sizeof(head), "%s\nseq=%" PRIu64 "\nresult=%s\n", SCRUB_MAGIC, seq,
+		 done ? "done" : "refused");
+	return kv_answer_write(path, head, why);
 }
 
 /* the legs in sync, into @legs; how many */
