@@ -678,10 +678,10 @@ static void a_source_written_mid_copy_says_what_moved(void **state)
 }
 
 /*
- * reload -c OTHER exited 0 while the daemon read its own file again; a
- * daemon fed by -c - made reload wait 80 s; "notapid" was "no pid given"
+ * reload -c OTHER exited 0 while the daemon read its own file again;
+ * "notapid" was "no pid given"
  */
-static void reload_refuses_another_file_and_a_daemon_without_one(void **state)
+static void reload_refuses_another_file_and_a_bad_pid(void **state)
 {
 	struct fx *f = *state;
 	char *argv[] = { IOU_BIN, "-c", f->conf, NULL };
@@ -1482,7 +1482,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dest_offset_hole_needs_no_space, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(reload_refuses_another_file_and_a_daemon_without_one,
+		cmocka_unit_test_setup_teardown(reload_refuses_another_file_and_a_bad_pid,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_source_written_mid_copy_says_what_moved, fx_setup,
 						fx_teardown),
