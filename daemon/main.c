@@ -256,14 +256,17 @@ static int check_config(const char *path, bool open_files, FILE *out, bool summa
 {
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
+	const char *name;
 	int ret;
 
 	ret = config_load(path, &cfg, &errs);
+	/* the name the findings carry ("-" reads as <stdin>) */
+	name = cfg.path ? cfg.path : path;
 	/* errors and warnings in the file's order, as a reader goes through them */
 	for (int i = 0, w = 0; i < errs.nr || w < errs.nr_warnings;) {
 		if (w < errs.nr_warnings &&
-		    (i == errs.nr || config_finding_line(errs.warnings[w], path) <
-				     config_finding_line(errs.msgs[i], path)))
+		    (i == errs.nr || config_finding_line(errs.warnings[w], name) <
+				     config_finding_line(errs.msgs[i], name)))
 			fprintf(out, "%s (warning)\n", errs.warnings[w++]);
 		else
 			fprintf(out, "%s\n", errs.msgs[i++]);

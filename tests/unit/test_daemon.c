@@ -100,6 +100,28 @@ static void warnings_and_errors_come_in_the_files_order(void **state)
 	free(text);
 }
 
+/* from standard input the findings are named <stdin>: the order held for files only */
+static void warnings_and_errors_from_stdin_come_in_order(void **state)
+{
+	struct fx *f = *state;
+	char cmd[9000];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	const char *warn, *err;
+	char *text;
+
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = /a\n"
+		   "destination = /b ;old\nqueue_depth = lots\n");
+	snprintf(cmd, sizeof(cmd), "exec %s --check-config - < %s", IOU_BIN, f->conf);
+	assert_int_equal(run_bin(f, argv), 78);
+	text = slurp(f->err);
+	warn = strstr(text, "' ;' starts a comment");
+	err = strstr(text, "queue_depth = 'lots'");
+	assert_non_null(warn);
+	assert_non_null(err);
+	assert_true(warn < err);
+	free(text);
+}
+
 static void check_config_accepts_a_valid_file(void **state)
 {
 	struct fx *f = *state;
@@ -1437,6 +1459,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unknown_option_exits_2, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_accepts_a_valid_file, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(warnings_and_errors_come_in_the_files_order,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(warnings_and_errors_from_stdin_come_in_order,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_command_option_without_its_command_runs_nothing,
 						fx_setup, fx_teardown),
