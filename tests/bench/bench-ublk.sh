@@ -18,8 +18,11 @@
 #             bpf, memcpy on uring) beside the default per-unit writes
 #   integrity: ublk bpf zero copy with integrity = crc32c (each 4 KiB summed
 #             in the kernel on write, checked on read; the sums in a file of
-#             the state_dir), beside the same without (issue 32). dm-integrity
-#             is not beside it: the guest kernel has no CONFIG_DM_INTEGRITY
+#             the state_dir), beside the same without (issue 32), and the same
+#             dm target over dm-integrity members beside dm over the bare ones
+#             (bitmap mode, crc32c tags per 4 KiB, 1 MiB per bitmap bit: the
+#             daemon's dirty-region map; formatted and wiped before each run,
+#             as integritysetup format does, so no read meets an unset tag)
 # Workloads (fio, io_uring, O_DIRECT, fixed buffers, time based):
 #   4k-qd1 and 4k-qd32: random 4K, half reads, half writes (IOPS);
 #   1m-qd8: sequential 1M, half reads, half writes (MiB/s).
@@ -48,7 +51,8 @@
 # "1 2", runs each ublk configuration with each count: what a second queue buys),
 # UBLK_PROFILE (the workload profiled: "4k-qd32"; "none" for no profile),
 # UBLK_INTEGRITY ("none"; "crc32c": each target's bpf zero-copy device again
-# with integrity = crc32c).
+# with integrity = crc32c, and dm over dm-integrity members; the profile
+# then covers both of them too).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 BT=${BENCHTOOL:-$here/benchtool}
@@ -93,21 +97,60 @@ members() { case "$1" in stripe*) echo /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3 ;
 for m in $(members stripe); do "$BT" fill "$m" "$BYTES" || skip_all "filling $m failed"; done
 
 # ---- dm ---------------------------------------------------------------------
-dm_table() {
-	case "$1" in
-	linear) printf '0 %d linear /dev/ram0 0\n%d %d linear /dev/ram1 0\n' $SECT $SECT $SECT ;;
-	stripe) echo "0 $((4 * SECT)) striped 4 $((UNIT / 512)) /dev/ram0 0 /dev/ram1 0 /dev/ram2 0 /dev/ram3 0" ;;
-	mirror) echo "0 $SECT mirror core 2 1024 nosync 2 /dev/ram0 0 /dev/ram1 0" ;;
+dm_table() {	# TARGET SECTORS_PER_MEMBER MEMBER...
+	local tf=$1 sect=$2
+	shift 2
+	case "$tf" in
+	linear) printf '0 %d linear %s 0\n%d %d linear %s 0\n' "$sect" "$1" "$sect" "$sect" "$2" ;;
+	stripe) echo "0 $((4 * sect)) striped 4 $((UNIT / 512)) $1 0 $2 0 $3 0 $4 0" ;;
+	mirror) echo "0 $sect mirror core 2 1024 nosync 2 $1 0 $2 0" ;;
 	esac
 }
-dm_up() {	# TARGET -> DEV
-	dm_table "$1" | dmsetup create iou-bench 2>> "$OUT/logs/dmsetup.log" || return 1
+# dm-integrity on MEMBER as iou-intN, formatted as integritysetup format does:
+# a zeroed superblock makes the target format the member, its status then
+# gives the sectors it provides, and a wipe through it sets every tag
+INT_ARGS="4 B 3 internal_hash:crc32c block_size:4096 sectors_per_bit:2048"
+INT_SECT=0
+int_up() {	# MEMBER N -> INT_SECT (sectors provided, a whole MiB)
+	local m=$1 name=iou-int$2 prov
+	dd if=/dev/zero of="$m" bs=4096 count=1 oflag=direct conv=notrunc status=none || return 1
+	echo "0 8 integrity $m 0 $INT_ARGS" | dmsetup create "$name" 2>> "$OUT/logs/dmsetup.log" || return 1
+	prov=$(dmsetup status "$name" | awk '{ print $5 }')
+	dmsetup remove --retry "$name" 2>> "$OUT/logs/dmsetup.log"
+	INT_SECT=$(( ${prov:-0} / 2048 * 2048 ))
+	[ "$INT_SECT" -gt 0 ] || return 1
+	echo "0 $INT_SECT integrity $m 0 $INT_ARGS" | dmsetup create "$name" 2>> "$OUT/logs/dmsetup.log" || return 1
+	udevadm settle 2>/dev/null
+	dd if=/dev/zero of="/dev/mapper/$name" bs=1M oflag=direct status=none 2>> "$OUT/logs/dmsetup.log"
+	[ "$(dmsetup status "$name" | awk '{ print $4 }')" = 0 ]
+}
+dm_up() {	# TARGET [INTEGRITY] -> DEV: dm over the bare members, or over dm-integrity ones
+	local tf=$1 integ=${2:--} ms=() i=0 m sect=$SECT
+	for m in $(members "$tf"); do
+		if [ "$integ" = - ] || [ "$integ" = none ]; then
+			ms+=("$m")
+		else
+			int_up "$m" $i || return 1
+			ms+=("/dev/mapper/iou-int$i")
+			sect=$INT_SECT
+		fi
+		i=$((i + 1))
+	done
+	dm_table "$tf" "$sect" "${ms[@]}" | dmsetup create iou-bench 2>> "$OUT/logs/dmsetup.log" || return 1
 	udevadm settle 2>/dev/null
 	DEV=/dev/mapper/iou-bench
 	[ -b "$DEV" ] || DEV=/dev/dm-$(dmsetup info -c --noheadings -o minor iou-bench | tr -d ' ')
 	[ -b "$DEV" ]
 }
-dm_down() { udevadm settle 2>/dev/null; dmsetup remove --retry iou-bench 2>> "$OUT/logs/dmsetup.log"; }
+dm_down() {
+	local n
+	udevadm settle 2>/dev/null
+	dmsetup remove --retry iou-bench 2>> "$OUT/logs/dmsetup.log"
+	for n in 0 1 2 3; do
+		dmsetup info "iou-int$n" > /dev/null 2>&1 && dmsetup remove --retry "iou-int$n" 2>> "$OUT/logs/dmsetup.log"
+	done
+	return 0
+}
 
 # ---- ublk ---------------------------------------------------------------------
 STATUS=$WORK/state/status
@@ -230,16 +273,17 @@ for tf in $UBLK_TARGETS; do
 			for q in $UBLK_QUEUES; do configs+=("ublk|$tf|$e|$p|$q|none"); done
 		done
 	done
-	# integrity: on the bpf engine's zero-copy path only (the sums need both)
+	# integrity: on the bpf engine's zero-copy path only (the sums need both),
+	# and dm over dm-integrity members beside it
 	for i in $UBLK_INTEGRITY; do
-		[ "$i" = none ] || [ "$tf" = stripe-gather ] || configs+=("ublk|$tf|bpf|zero-copy|1|$i")
+		[ "$i" = none ] || [ "$tf" = stripe-gather ] || configs+=("dm|$tf|-|-|-|$i" "ublk|$tf|bpf|zero-copy|1|$i")
 	done
 done
 declare -A FAILED=() RUNS=() RANPATH=()
 label() {
 	local k t e p q i
 	IFS='|' read -r k t e p q i <<<"$1"
-	[ "$k" = dm ] && echo "dm $t" ||
+	[ "$k" = dm ] && echo "dm $t$([ "$i" = - ] || echo " over dm-integrity ($i)")" ||
 		echo "ublk $t, engine $e, data_path $p, nr_queues $q$([ "$i" = none ] || echo ", integrity $i")"
 }
 record() {	# CONFIG ROUND WORKLOAD LINE FIO COUNTS
@@ -263,7 +307,7 @@ for r in $(seq 1 "$UBLK_RUNS"); do
 		[ -n "${FAILED[$c]:-}" ] && continue
 		IFS='|' read -r kind tf engine path queues integ <<<"$c"
 		if [ "$kind" = dm ]; then
-			dm_up "$tf" || { FAILED[$c]="dmsetup create failed: $(tail -2 "$OUT/logs/dmsetup.log" | tr '\n' ' ')"; dm_down; continue; }
+			dm_up "$tf" "$integ" || { FAILED[$c]="dmsetup create failed: $(tail -2 "$OUT/logs/dmsetup.log" | tr '\n' ' ')"; dm_down; continue; }
 		else
 			ublk_up "$tf" "$engine" "$path" "$queues" "$integ" || { FAILED[$c]="the daemon did not bring the device up: $(tail -3 "$OUT/logs/daemon.log" | tr '\n' ' ')"; ublk_down; continue; }
 			RANPATH[$c]=$(dst data_path)
@@ -335,10 +379,17 @@ else
 	echo -1 > /proc/sys/kernel/perf_event_paranoid 2>/dev/null
 	: > "$OUT/profile.txt"
 	for tf in $UBLK_TARGETS; do
-		for kind in dm ublk-zero-copy ublk-copy; do
+		kinds="dm ublk-zero-copy ublk-copy"
+		[ "$UBLK_INTEGRITY" = none ] || [ "$tf" = stripe-gather ] || kinds="$kinds dm-integrity ublk-integrity"
+		for kind in $kinds; do
 			[ "$tf" = stripe-gather ] && [ "$kind" = dm ] && continue
 			tag=$kind-$tf
-			if [ "$kind" = dm ]; then dm_up "$tf"; else ublk_up "$tf" bpf "${kind#ublk-}"; fi || { nok "profile $tag: device up"; continue; }
+			case "$kind" in
+			dm) dm_up "$tf" ;;
+			dm-integrity) dm_up "$tf" crc32c ;;
+			ublk-integrity) ublk_up "$tf" bpf zero-copy 1 crc32c ;;
+			*) ublk_up "$tf" bpf "${kind#ublk-}" ;;
+			esac || { nok "profile $tag: device up"; dm_down; ublk_down; continue; }
 			data=$WORK/$tag.perf
 			"$PERF" record -q -a -e cpu-clock -F 499 -o "$data" -- \
 				fio --name=p --filename="$DEV" --ioengine=io_uring --direct=1 --fixedbufs \
@@ -358,11 +409,11 @@ else
 				grep -v '^#' "$OUT/profile-$tag-sym.txt" | grep -v '^[[:space:]]*$' | head -15
 				echo
 			} >> "$OUT/profile.txt"
-			if [ "$kind" = dm ]; then dm_down; else ublk_down; fi
+			case "$kind" in dm*) dm_down ;; *) ublk_down ;; esac
 			rm -f "$data"
 		done
 	done
-	check "profiles of dm and ublk bpf (zero copy, copy) at $UBLK_PROFILE recorded" [ -s "$OUT/profile.txt" ]
+	check "profiles of dm and ublk bpf (zero copy, copy$([ "$UBLK_INTEGRITY" = none ] || echo ", both with integrity")) at $UBLK_PROFILE recorded" [ -s "$OUT/profile.txt" ]
 fi
 echo "# all done in $(( $(date +%s) - t_start )) s"
 plan
