@@ -18,6 +18,15 @@
 #
 # Pipelines: a buffered copy, and a stripe over two destinations with
 # O_DIRECT, both on the bpf engine.
+#
+# Devices with integrity = crc32c (issue 32), served by a second daemon
+# (its own state and runtime dirs on the same disk) that boot 1 starts
+# first: a linear and a mirror ublk device over member files, each with
+# 4 MiB written and flushed, then fio writing at random past it until the
+# reset. Boot 2 restarts that daemon: the regions dirty in its sums file
+# are summed anew (after the mirror's legs are made to agree there), so
+# every block reads back with no false EIO, the flushed 4 MiB are intact,
+# the legs agree, and fio verify passes on the recovered devices.
 set -u
 cd "$(dirname "$0")" && . ./common.sh
 
@@ -41,6 +50,94 @@ if [ -z "$dev" ]; then
 fi
 mkdir -p "$M"
 STATUS_R=$M/run/status
+
+# ---- the integrity devices' daemon ----
+STATUS=$M/drun/status	# dst() reads it
+DEVS="rlin rmir"
+dev_conf() {	# the members, the pattern flushed to each device, the config
+	local m
+	for m in l0 l1 m0 m1; do truncate -s $((16 * MiB)) "$M/$m"; done
+	head -c $((4 * MiB)) /dev/urandom > "$M/pattern"
+	mkdir -p "$M/dstate" "$M/drun"
+	sed 's/^[[:space:]]*//' > "$M/dev.conf" <<-EOF
+		[daemon]
+		state_dir = $M/dstate
+		runtime_dir = $M/drun
+		[device rlin]
+		target = linear
+		engine = bpf
+		integrity = crc32c
+		queue_depth = 16
+		backing = $M/l0
+		backing = $M/l1
+		[device rmir]
+		target = mirror
+		engine = bpf
+		integrity = crc32c
+		queue_depth = 16
+		backing = $M/m0
+		backing = $M/m1
+	EOF
+}
+DPID=""
+devs_serve() {
+	local d
+	for d in $DEVS; do
+		[ -n "$(dst $d path)" ] && [ -b "$(dst $d path)" ] && [ "$(dst $d state)" = running ] || return 1
+	done
+}
+devs_written() {	# BYTES: each device has had at least this much written
+	local d
+	for d in $DEVS; do [ "$(dst $d bytes_written)" -ge "$1" ] 2>/dev/null || return 1; done
+}
+dev_daemon() {	# start the devices' daemon; wait until both serve
+	local i
+	"$BIN" -c "$M/dev.conf" >> "$ART/devices-daemon.log" 2>&1 &
+	DPID=$!
+	for i in $(seq 300); do devs_serve && return 0; sleep 0.2; done
+	return 1
+}
+dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it until the reset
+	local d i
+	check "the integrity devices' daemon serves rlin and rmir" dev_daemon
+	for d in $DEVS; do
+		check "$d: 4 MiB written and flushed (oflag=direct conv=fsync)" \
+			dd if="$M/pattern" of="$(dst $d path)" bs=1M oflag=direct conv=fsync status=none
+	done
+	for d in $DEVS; do
+		fio --name=reset-$d --filename="$(dst $d path)" --ioengine=io_uring --direct=1 \
+			--rw=randwrite --bsrange=4k-128k --iodepth=8 --offset=4M --size=28M --rate=2m \
+			--time_based --runtime=600 > /dev/null 2>&1 &
+	done
+	for i in $(seq 150); do devs_written $((5 * MiB)) && break; sleep 0.2; done
+	check "fio is writing to both devices (1 MiB past the flushed 4 MiB each: rlin $(dst rlin bytes_written), rmir $(dst rmir bytes_written) bytes)" \
+		devs_written $((5 * MiB))
+}
+dev_recover() {	# boot 2: restart the devices' daemon and check what it serves
+	local d path
+	rm -rf "$M/drun"	# boot 1's status file: stale
+	check "the integrity devices come back after the reset" dev_daemon
+	note "regions summed anew at the start: rlin $(dst rlin recomputed), rmir $(dst rmir recomputed)"
+	check "the regions being written at the reset were dirty in the sums file and summed anew" eval \
+		'[ "$(dst rlin recomputed)" -gt 0 ] && [ "$(dst rmir recomputed)" -gt 0 ]'
+	for d in $DEVS; do
+		path=$(dst $d path)
+		check "$d: every block reads after the reset (no false EIO)" \
+			dd if="$path" of=/dev/null bs=1M iflag=direct status=none
+		check "$d: the 4 MiB flushed before the reset are intact" \
+			cmp -s "$M/pattern" <(dd if="$path" bs=1M count=4 iflag=direct status=none)
+		check "$d: no read disagreed with its sum, no request failed" eval \
+			'[ "$(dst $d mismatches)" = 0 ] && [ "$(dst $d errors)" = 0 ]'
+		check "$d: fio verify=crc32c passes on the recovered device" \
+			fio --name=after-$d --filename="$path" --ioengine=io_uring --direct=1 --rw=randwrite \
+			--bsrange=4k-64k --iodepth=8 --offset=4M --size=8M --verify=crc32c --verify_fatal=1 \
+			--do_verify=1 --output="$ART/fio-after-$d.log"
+	done
+	kill -TERM "$DPID"
+	wait "$DPID"
+	check "the devices' daemon stops cleanly (exit 0)" [ $? = 0 ]
+	check "the mirror's legs are identical after the reset and the recovery" cmp -s "$M/m0" "$M/m1"
+}
 
 if ! blkid "$dev" >/dev/null 2>&1; then
 	# ---- boot 1: set up, copy, reset mid-copy ----
@@ -74,6 +171,7 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 		destination = $M/dst-b1
 	EOF
 	cp "$M/reset.conf" /etc/iou-offloadd.conf
+	dev_conf
 	echo "$how" > "$M/phase"
 	# the sources and the config must survive the reset; what the daemon
 	# writes from here on is only as durable as it makes it
@@ -85,6 +183,7 @@ if ! blkid "$dev" >/dev/null 2>&1; then
 	# copy goes on: aim earlier there, so the plug is pulled mid-copy
 	if [ "$how" = kill ]; then pct=$((5 + RANDOM % 30)); else pct=$((10 + RANDOM % 60)); fi
 	target=$((128 * MiB * pct / 100))
+	dev_start_writing
 	ok "reset armed: by $how once pipeline a passes ${pct}% of 128 MiB"
 	plan
 	# the TAP above must reach the console before the reset cuts it off
@@ -181,4 +280,5 @@ for p in a b; do
 		[ "$re" -le $((4 * MiB + 4 * 128 * 1024)) ]
 done
 rm -rf "$M/b.joined" "$M/join-state" "$M/join-run"
+dev_recover
 plan
