@@ -119,18 +119,13 @@ static struct io_uring_sqe *q_uring_cmd(struct ublk_queue *q, unsigned int tag, 
 		return NULL;
 	sqe->opcode = IORING_OP_URING_CMD;
 	/*
-	 * Zero copy: /dev/ublkcN by its plain fd. On 6.12 a request on a
-	 * registered file pins the ring's resource node, and a buffer taken
-	 * out of the table is let go (which completes the ublk request) only
-	 * once every node before its removal is unpinned: a fetch waiting for
-	 * the next request would hold every unregistration back for good.
+	 * registered file 0: /dev/ublkcN, no fget per command; on zero copy too
+	 * since the series' 0021 lets a kernel buffer go at its unregistration
+	 * (each request holds its own reference), not when every older
+	 * resource node is unpinned, which a waiting fetch never is
 	 */
-	if (q->zc) {
-		sqe->fd = q->dev->char_fd;
-	} else {
-		sqe->fd = 0;		/* registered file 0: /dev/ublkcN */
-		sqe->flags = IOSQE_FIXED_FILE;
-	}
+	sqe->fd = 0;
+	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->cmd_op = op;
 	cmd = (struct ublksrv_io_cmd *)sqe->cmd;
 	cmd->q_id = q->q_id;
