@@ -32,6 +32,23 @@ uint32_t checksum_crc32c(uint32_t crc, const void *buf, size_t len)
 	return crc;
 }
 
+uint32_t checksum_zeros(uint32_t len)
+{
+	static const char zeros[65536];
+	/* one per length (a whole block's, the last block's): a long hole costs one */
+	static _Thread_local uint32_t zero_len, zero_crc;
+	uint32_t crc = 0;
+
+	if (len == zero_len)
+		return zero_crc;
+	zero_len = len;
+	for (uint32_t n; len; len -= n) {
+		n = len < sizeof(zeros) ? len : sizeof(zeros);
+		crc = checksum_crc32c(crc, zeros, n);
+	}
+	return zero_crc = crc;
+}
+
 int checksum_path(const char *dir, const char *name, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s/%s.sums", dir, name);
@@ -113,13 +130,14 @@ int checksum_put(int fd, uint64_t i, uint32_t crc)
 	       -errno ? -errno : -EIO;
 }
 
-int checksum_get(int fd, uint64_t i, uint32_t *crc)
+ssize_t checksum_get(int fd, uint64_t first, uint32_t *crc, size_t n)
 {
-	uint32_t le;
-	ssize_t n = pread(fd, &le, sizeof(le), CHECKSUM_HEADER + 4 * i);
+	ssize_t r = pread(fd, crc, n * sizeof(*crc), CHECKSUM_HEADER + 4 * first);
 
-	if (n != sizeof(le))
-		return n < 0 ? -errno : -ENODATA;
-	*crc = le32toh(le);
-	return 0;
+	if (r < 0)
+		return -errno;
+	r /= sizeof(*crc);
+	for (ssize_t i = 0; i < r; i++)
+		crc[i] = le32toh(crc[i]);
+	return r;
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "files.h"
 
@@ -23,6 +24,8 @@
 
 /* CRC32C (Castagnoli) of @len bytes, continuing @crc (0 to start) */
 uint32_t checksum_crc32c(uint32_t crc, const void *buf, size_t len);
+/* CRC32C of @len zero bytes (a hole's): the run's and verify's one rule */
+uint32_t checksum_zeros(uint32_t len);
 
 struct checksum_head {
 	uint32_t block_size;
@@ -40,8 +43,9 @@ int checksum_path(const char *dir, const char *name, char *buf, size_t len);
 int checksum_open(const char *path, const struct checksum_head *h, bool *kept);
 /* read the header of an existing manifest: 0, -ENOENT, -EINVAL */
 int checksum_read_head(int fd, struct checksum_head *h);
-/* block @i's sum: write, read */
+/* block @i's sum: write */
 int checksum_put(int fd, uint64_t i, uint32_t crc);
-int checksum_get(int fd, uint64_t i, uint32_t *crc);
+/* the sums of up to @n blocks from @first: how many the manifest holds, or -errno */
+ssize_t checksum_get(int fd, uint64_t first, uint32_t *crc, size_t n);
 
 #endif

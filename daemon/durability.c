@@ -566,6 +566,8 @@ int ckpt_wind_down(struct pipeline_run *pr, enum ckpt_state state)
 {
 	uint64_t w = ckpt_watermark_now(pr);
 
+	if (!pr->dur.sync_failed)
+		sparse_extend_dests(pr, w > pr->dur.durable ? w : pr->dur.durable);
 	if (!pr->dur.sync_failed && ckpt_sync_dests(pr, false) == 0) {
 		pr->dur.dests_settled = true;
 		for (int d = 0; d < pr->fs.nr_dst && pr->dur.dests_settled; d++)

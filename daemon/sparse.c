@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/falloc.h>
 
 #include "log.h"
@@ -186,4 +187,28 @@ int sparse_punch_dests(struct pipeline_run *pr)
 		log_info("pipeline %s: sparse source: %zu hole(s), %" PRIu64 " bytes neither read "
 			 "nor written", pr->cfg.name, m->nr, m->hole_bytes);
 	return 0;
+}
+
+/*
+ * A stop in a hole leaves the destinations short of the watermark its
+ * record names: the hole's bytes were never written. A resume takes a file
+ * shorter than its checkpoint for one cut behind its back (and starts at 0),
+ * verify for one that ends early; so they are extended to it, as the end of
+ * the copy would (pipeline.c's finish()). Only when every write has
+ * completed: one landing past @w would be cut off.
+ */
+void sparse_extend_dests(struct pipeline_run *pr, uint64_t w)
+{
+	for (int d = 0; pr->sparse.on && d < pr->fs.nr_dst; d++) {
+		const struct file_slot *f = &pr->fs.dst[d];
+		uint64_t end = pr->cfg.dest_offset + w;
+		struct stat st;
+
+		if (f->fd < 0 || fstat(f->fd, &st) || (uint64_t)st.st_size >= end)
+			continue;
+		if (ftruncate(f->fd, end) < 0)
+			log_warning("pipeline %s: cannot extend %s over the hole below byte %"
+				    PRIu64 ": %s (a resume starts at 0)", pr->cfg.name, f->path,
+				    end, strerror(errno));
+	}
 }

@@ -25,5 +25,7 @@ int sparse_map_build(struct pipeline_run *pr);
 void sparse_map_free(struct sparse_map *m);
 int sparse_punch_dests(struct pipeline_run *pr);
 bool sparse_block_is_hole(const struct pipeline_run *pr, uint64_t block);
+/* every write completed: the destinations reach logical @w (a stop in a hole) */
+void sparse_extend_dests(struct pipeline_run *pr, uint64_t w);
 
 #endif

@@ -90,10 +90,7 @@ int sums_setup(struct pipeline_run *pr)
 int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *buf, uint32_t len,
 		    int slot)
 {
-	static const char zeros[65536];
-	/* a hole's sum: one per length (a whole block's, the last block's) */
-	static _Thread_local uint32_t zero_len, zero_crc;
-	uint32_t crc = 0;
+	uint32_t crc;
 	int ret;
 
 	if (pr->sums_fd < 0)
@@ -105,15 +102,8 @@ int sums_block_done(struct pipeline_run *pr, uint64_t logical_off, const void *b
 	} else if (buf) {
 		crc = checksum_crc32c(0, buf, len);
 		pr->sums_in_user++;
-	} else if (len == zero_len) {
-		crc = zero_crc;
 	} else {
-		zero_len = len;
-		for (uint32_t n; len; len -= n) {
-			n = len < sizeof(zeros) ? len : sizeof(zeros);
-			crc = checksum_crc32c(crc, zeros, n);
-		}
-		zero_crc = crc;
+		crc = checksum_zeros(len);
 	}
 	ret = checksum_put(pr->sums_fd, logical_off / pr->plan.p.block_size, crc);
 	if (ret)
