@@ -38,6 +38,7 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 	struct checkpoint ck;
 	enum resume_action act;
 	char why[256];
+	uint32_t bs;
 	int ret;
 
 	idents(pr->fs.src, pr->fs.nr_src, src);
@@ -61,6 +62,25 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		snprintf(why, sizeof(why), "checksum = crc32c: no manifest of these blocks beside "
 			 "the checkpoint: starting at 0");
 		act = RESUME_FRESH;
+	}
+	/*
+	 * A resume continues the copy as it was begun, its sums too, in the
+	 * manifest's blocks: begun with them and resumed without (checksum =
+	 * none now, a one-shot without --checksum), the manifest would vouch
+	 * for part of the copy and verify take it for the whole.
+	 */
+	if (act == RESUME_CONTINUE && pr->cfg.s.checksum == CHECKSUM_NONE &&
+	    (bs = sums_manifest_block_size(pr, pp))) {
+		if (engine_drives_itself(pr))
+			return pipeline_fail(pr, -EINVAL, "this copy was begun with checksums, which "
+					     "the loop engine cannot take: resume it on the bpf or "
+					     "uring engine, or remove its manifest %s/%s.sums to go "
+					     "on without them", pr->env->state_dir, pr->cfg.name);
+		pr->cfg.s.checksum = CHECKSUM_CRC32C;
+		pr->cfg.s.block_size = pp->block_size = bs;
+		log_notice("pipeline %s: this copy was begun with checksums: the resume sums "
+			   "the rest of it too, for verify (in its blocks of %" PRIu32 " bytes)",
+			   pr->cfg.name, bs);
 	}
 	if (act == RESUME_CONTINUE) {
 		uint64_t at = ck.done - ck.done % pp->io_align;

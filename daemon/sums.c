@@ -29,24 +29,29 @@ static void head_of(const struct pipeline_run *pr, const struct plan_params *pp,
 	};
 }
 
-bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp)
+uint32_t sums_manifest_block_size(const struct pipeline_run *pr, const struct plan_params *pp)
 {
 	struct checksum_head want, have;
 	char path[4200];
 	int fd, ret;
 
 	if (checksum_path(pr->env->state_dir, pr->cfg.name, path, sizeof(path)))
-		return false;
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	ret = checksum_read_head(fd, &have);
 	close(fd);
 	head_of(pr, pp, &want);
-	return !ret && have.block_size == want.block_size && have.length == want.length &&
-	       have.fingerprint == want.fingerprint && have.source.ino == want.source.ino &&
-	       have.source.dev == want.source.dev && have.source.size == want.source.size &&
-	       have.source.mtime_ns == want.source.mtime_ns;
+	return !ret && have.length == want.length && have.fingerprint == want.fingerprint &&
+	       have.source.ino == want.source.ino && have.source.dev == want.source.dev &&
+	       have.source.size == want.source.size &&
+	       have.source.mtime_ns == want.source.mtime_ns ? have.block_size : 0;
+}
+
+bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp)
+{
+	return sums_manifest_block_size(pr, pp) == pp->block_size;
 }
 
 int sums_setup(struct pipeline_run *pr)

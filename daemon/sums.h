@@ -12,6 +12,8 @@ struct plan_params;
 int sums_setup(struct pipeline_run *pr);
 /* the manifest's header for this run: does the one on disk match it? */
 bool sums_manifest_matches(const struct pipeline_run *pr, const struct plan_params *pp);
+/* the block size of a manifest of this run's layout and source on disk; 0: none */
+uint32_t sums_manifest_block_size(const struct pipeline_run *pr, const struct plan_params *pp);
 /*
  * the block at @logical_off, @len bytes of @buf (NULL: a hole, zeros), is
  * done: its sum into the manifest, from the kernel's sums[] when chain @slot

@@ -123,6 +123,41 @@ static void a_resumed_copy_continues_its_manifest(void **state)
 	free(out);
 }
 
+/*
+ * A resume continues the copy as it was begun: without --checksum again it
+ * left the manifest of the blocks before the stop, which verify then read
+ * as the whole copy's (every later block a mismatch)
+ */
+static void a_resume_without_checksum_goes_on_summing(void **state)
+{
+	struct fx *f = *state;
+	char *out = tu_path(f->dir, "out"), *src = tu_path(f->dir, "src");
+	char *sd = tu_path(f->dir, "os");
+	struct stat st;
+	pid_t pid;
+
+	make_src(f, "src", 128 << 20, 212);
+	pid = spawn(f, ((char *[]){ IOU_BIN, "copy", "--engine=uring", "--checksum",
+				    "--block-size=4K", "--queue-depth=1", "--state-dir", sd, src,
+				    out, NULL }));
+	for (int i = 0; i < 6000 && (stat(out, &st) || st.st_size < (8 << 20)); i++)
+		usleep(1000);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 3);
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "copy", "--engine=uring", "--state-dir",
+						 sd, src, out, NULL })), 0);
+	assert_true(file_has(f->err, "resuming at byte"));
+	assert_true(file_has(f->err, "this copy was begun with checksums: the resume sums the "
+			     "rest of it too"));
+	assert_int_equal(run_bin(f, ((char *[]){ IOU_BIN, "verify", "copy", "--source",
+						 "--state-dir", sd, src, out, NULL })), 0);
+	assert_true(file_has(f->out, "32768 block(s) of 4096 bytes on 2 file sets (the source "
+			     "too): 0 mismatch(es)"));
+	free(out);
+	free(src);
+	free(sd);
+}
+
 static void verify_without_a_manifest_exits_4(void **state)
 {
 	struct fx *f = *state;
@@ -552,6 +587,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_stripe_verifies_through_its_members,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_resumed_copy_continues_its_manifest,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_resume_without_checksum_goes_on_summing,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(verify_without_a_manifest_exits_4,
 						fx_setup, fx_teardown),
