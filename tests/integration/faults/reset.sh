@@ -104,14 +104,17 @@ dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it u
 		check "$d: 4 MiB written and flushed (oflag=direct conv=fsync)" \
 			dd if="$M/pattern" of="$(dst $d path)" bs=1M oflag=direct conv=fsync status=none
 	done
+	# past the flushed 4 MiB to the device's end (linear 32 MiB, mirror 16 MiB)
 	for d in $DEVS; do
 		fio --name=reset-$d --filename="$(dst $d path)" --ioengine=io_uring --direct=1 \
-			--rw=randwrite --bsrange=4k-128k --iodepth=8 --offset=4M --size=28M --rate=2m \
+			--rw=randwrite --bsrange=4k-128k --iodepth=8 --offset=4M \
+			--size=$(( $(blockdev --getsize64 "$(dst $d path)") - 4 * MiB )) --rate=2m \
 			--time_based --runtime=600 > /dev/null 2>&1 &
 	done
 	for i in $(seq 150); do devs_written $((5 * MiB)) && break; sleep 0.2; done
 	check "fio is writing to both devices (1 MiB past the flushed 4 MiB each: rlin $(dst rlin bytes_written), rmir $(dst rmir bytes_written) bytes)" \
 		devs_written $((5 * MiB))
+	check "both fio writers are still running" eval '[ "$(jobs -rp | wc -l)" -ge 2 ]'
 }
 dev_recover() {	# boot 2: restart the devices' daemon and check what it serves
 	local d path
