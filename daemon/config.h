@@ -183,6 +183,12 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 			struct daemon_config *cfg, struct config_errors *errs);
 void config_free(struct daemon_config *cfg);
 void config_errors_free(struct config_errors *errs);
+/*
+ * @p as the config takes paths (absolute, from the current directory),
+ * without resolving the file itself: a destination need not exist, and a
+ * symlink stays what it is. malloc'd; NULL when that fails
+ */
+char *config_absolute_path(const char *p);
 /* the LINE of a "FILE:LINE: ..." finding of @file (0: none) */
 long config_finding_line(const char *msg, const char *file);
 

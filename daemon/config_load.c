@@ -413,6 +413,17 @@ static int config_load_fd(int fd, const char *name, struct daemon_config *cfg,
 	return ret;
 }
 
+char *config_absolute_path(const char *p)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
+		return NULL;
+	return out;
+}
+
 int config_load(const char *path, struct daemon_config *cfg, struct config_errors *errs)
 {
 	struct stat stbuf;
@@ -422,7 +433,8 @@ int config_load(const char *path, struct daemon_config *cfg, struct config_error
 	config_init(cfg);
 	if (!strcmp(path, "-"))
 		return config_load_fd(STDIN_FILENO, "<stdin>", cfg, errs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* not blocked by a FIFO that no one writes: it is refused below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &stbuf) < 0) {
 		ret = -errno;
 		if (fd >= 0)
@@ -433,7 +445,10 @@ int config_load(const char *path, struct daemon_config *cfg, struct config_error
 	}
 	if (!S_ISREG(stbuf.st_mode)) {
 		close(fd);
-		if (asprintf(&msg, "%s: not a regular file", path) >= 0)
+		if (asprintf(&msg, "%s: not a regular file (%s): a configuration is a file, or "
+			     "standard input with -c -", path, S_ISFIFO(stbuf.st_mode) ? "a FIFO" :
+			     S_ISDIR(stbuf.st_mode) ? "a directory" : S_ISSOCK(stbuf.st_mode) ?
+			     "a socket" : "a device") >= 0)
 			errors_push(errs, msg);
 		return -EINVAL;
 	}

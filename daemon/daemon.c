@@ -195,7 +195,7 @@ static void daemon_publish_status(struct daemon *d)
 	r.entries = calloc(n ? n : 1, sizeof(*r.entries));
 	if (!r.entries)
 		return;
-	snprintf(r.config, sizeof(r.config), "%s", d->opts.config_path);
+	snprintf(r.config, sizeof(r.config), "%s", d->config_file);
 	if (devices_status(&d->devices, &r))
 		log_debug("no memory for the devices' status");
 	line[0] = '\0';
@@ -477,8 +477,14 @@ int daemon_main(const struct daemon_options *opts)
 	struct daemon d = { .opts = *opts, .sigfd = -1, .event_fd = -1, .dir_lock = { -1, -1 } };
 	uint64_t ready_deadline, last_status = 0;
 	bool ready = false;
+	char *abs;
 	int ret;
 
+	/* `reload` compares the file from its own directory: it is named absolute */
+	abs = opts->config_text || !strcmp(opts->config_path, "-") ? NULL :
+	      config_absolute_path(opts->config_path);
+	snprintf(d.config_file, sizeof(d.config_file), "%s", abs ? abs : opts->config_path);
+	free(abs);
 	ret = daemon_config_load(opts, &d.cfg, &errs);
 	if (ret) {
 		print_config_errors(&errs);
@@ -501,7 +507,7 @@ int daemon_main(const struct daemon_options *opts)
 		/* one directory for both is held once */
 		if (!ret && !(i && stat(d.cfg.state_dir, &a) == 0 && stat(dir, &b) == 0 &&
 			      a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-			ret = daemon_dir_lock(key, dir, opts->config_path, &d.dir_lock[i], msg,
+			ret = daemon_dir_lock(key, dir, d.config_file, &d.dir_lock[i], msg,
 					      sizeof(msg));
 		if (ret) {
 			log_err("%s", msg);

@@ -52,6 +52,7 @@ struct daemon {
 	uint64_t last_watchdog_ns;
 	uint64_t reloads;		/* SIGHUPs handled: the reload answer's seq */
 	char status_path[4200];
+	char config_file[4200];		/* absolute: what the status file and the lock name */
 	bool stopping;
 	bool tty;			/* stderr is a terminal: --once draws a progress line */
 	bool progress_shown;

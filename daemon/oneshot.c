@@ -73,28 +73,13 @@ static void add(struct text *t, const char *fmt, ...)
 }
 
 /*
- * A path as the config takes it (absolute), without resolving the file
- * itself: a destination need not exist, and a symlink stays what it is
- */
-static char *absolute(const char *p)
-{
-	char cwd[PATH_MAX], *out;
-
-	if (p[0] == '/')
-		return strdup(p);
-	if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
-		return NULL;
-	return out;
-}
-
-/*
  * @p as the file it names, for the command's state name: the same files by
  * another spelling (../, //, a symlinked directory, another cwd) resume the
  * same state. A file not there yet: its directory resolved, then its name.
  */
 static char *canonical(const char *p)
 {
-	char *abs = absolute(p), *real, *slash, *dir, *out = NULL;
+	char *abs = config_absolute_path(p), *real, *slash, *dir, *out = NULL;
 
 	if (!abs)
 		return NULL;
@@ -202,7 +187,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	ndst = !strcmp(verb, "gather") ? 1 : nfiles - 1;
 
 	if (state) {
-		char *p = absolute(state);
+		char *p = config_absolute_path(state);
 
 		if (!p) {
 			free(t.buf);

@@ -731,6 +731,61 @@ static void reload_refuses_another_file_and_a_bad_pid(void **state)
 }
 
 /*
+ * The status file named a relative config as it was given: `reload` from
+ * another directory could not compare it, took any file for the daemon's
+ * own and exited 0 while the daemon read its own again
+ */
+static void reload_from_another_directory_knows_a_relative_config(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "-c", "iou.conf", NULL };
+	char *other = tu_path(f->dir, "other.conf"), *status = tu_path(f->dir, "run/status");
+	char *reload_other[] = { IOU_BIN, "reload", "-c", other, NULL };
+	char *reload_own[] = { IOU_BIN, "reload", "-c", f->conf, NULL };
+	char want[4200], cwd[4096], *text;
+	size_t len;
+	pid_t pid;
+
+	make_src(f, "src", 64 << 20, 48);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\n", BIG_COPY);
+	text = tu_read_file(f->conf, &len);
+	assert_int_equal(tu_write_file(other, text, len), 0);
+	/* started from its directory, by a relative name */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(f->dir), 0);
+	pid = spawn(f, argv);
+	assert_int_equal(chdir(cwd), 0);
+	assert_true(wait_progress(f, "big", 1 << 20, 60));
+	snprintf(want, sizeof(want), "config=%s\n", f->conf);
+	assert_true(file_has(status, want));
+	assert_int_equal(run_bin(f, reload_other), 1);
+	assert_true(file_has(f->err, "a reload reads the daemon's own file again"));
+	assert_int_equal(run_bin(f, reload_own), 0);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 60), 0);
+	free(text);
+	free(other);
+	free(status);
+}
+
+/* a FIFO as the configuration: refused at once (open waited for a writer) */
+static void a_fifo_as_the_config_is_refused_not_waited_on(void **state)
+{
+	struct fx *f = *state;
+	char *fifo = tu_path(f->dir, "fifo.conf");
+	char *check[] = { IOU_BIN, "--check-config", fifo, NULL };
+	char *run[] = { IOU_BIN, "-c", fifo, "--once", NULL };
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(wait_exit(spawn(f, check), 5), 78);
+	assert_true(file_has(f->err, "fifo.conf: not a regular file (a FIFO): a configuration "
+			     "is a file, or standard input with -c -"));
+	assert_int_equal(wait_exit(spawn(f, run), 5), 78);
+	assert_true(file_has(f->err, "not a regular file (a FIFO)"));
+	free(fifo);
+}
+
+/*
  * dest_offset past the end of the destination leaves a hole the copy never
  * writes: only the bytes it writes need room (was: 64 MiB + 2 MiB needed of
  * a 4 MiB file system, and refused).
@@ -1506,6 +1561,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dest_offset_hole_needs_no_space, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(reload_from_another_directory_knows_a_relative_config,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_fifo_as_the_config_is_refused_not_waited_on,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(reload_refuses_another_file_and_a_bad_pid,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_source_written_mid_copy_says_what_moved, fx_setup,
