@@ -473,6 +473,28 @@ uint32_t files_io_align(const struct file_set *fs)
 	return a;
 }
 
+/*
+ * a finding of files_check_plan(): the first is its error (fs->msg), the
+ * others wait in fs->more, so --check-config --open names every one
+ */
+__attribute__((format(printf, 3, 4)))
+static void plan_finding(struct file_set *fs, int *ret, const char *fmt, ...)
+{
+	size_t n = strlen(fs->more);
+	char m[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	if (!*ret) {
+		snprintf(fs->msg, sizeof(fs->msg), "%s", m);
+		*ret = -EINVAL;
+	} else if (n + 1 < sizeof(fs->more)) {
+		snprintf(fs->more + n, sizeof(fs->more) - n, "%s%s", n ? "\n" : "", m);
+	}
+}
+
 /* after the plan exists: sizes and O_DIRECT alignment, all up front */
 int files_check_plan(struct file_set *fs, const struct plan *pl)
 {
@@ -481,7 +503,9 @@ int files_check_plan(struct file_set *fs, const struct plan *pl)
 	uint32_t a = p->io_align;
 	bool striped = p->transform == TRANSFORM_STRIPE ||
 		       (p->transform == TRANSFORM_GATHER && p->gather == GATHER_DESTRIPE);
+	int ret = 0;
 
+	fs->more[0] = '\0';
 	for (int d = 0; d < fs->nr_dst; d++) {
 		const struct file_slot *f = &fs->dst[d];
 		uint64_t end = pc->dest_offset + plan_dest_bytes(pl, d);
@@ -495,27 +519,26 @@ int files_check_plan(struct file_set *fs, const struct plan *pl)
 	if (a <= 1)
 		return 0;
 
-	/* O_DIRECT: every offset and length on the device must be aligned */
+	/* O_DIRECT: every offset and length on the device must be aligned; each said */
 	if (pc->offset % a)
-		return files_fail(fs, -EINVAL, "direct = yes: offset %" PRIu64 " is not a "
-				     "multiple of the O_DIRECT alignment %u", pc->offset, a);
+		plan_finding(fs, &ret, "direct = yes: offset %" PRIu64 " is not a multiple of "
+			     "the O_DIRECT alignment %u", pc->offset, a);
 	if (pc->dest_offset % a)
-		return files_fail(fs, -EINVAL, "direct = yes: dest_offset %" PRIu64 " is not "
-				     "a multiple of the O_DIRECT alignment %u", pc->dest_offset, a);
+		plan_finding(fs, &ret, "direct = yes: dest_offset %" PRIu64 " is not a multiple "
+			     "of the O_DIRECT alignment %u", pc->dest_offset, a);
 	if (p->block_size % a)
-		return files_fail(fs, -EINVAL, "direct = yes: block_size %u is not a multiple "
-				     "of the O_DIRECT alignment %u", p->block_size, a);
+		plan_finding(fs, &ret, "direct = yes: block_size %u is not a multiple of the "
+			     "O_DIRECT alignment %u", p->block_size, a);
 	if (striped && p->stripe_unit % a)
-		return files_fail(fs, -EINVAL, "direct = yes: stripe_unit %u is not a multiple "
-				     "of the O_DIRECT alignment %u", p->stripe_unit, a);
+		plan_finding(fs, &ret, "direct = yes: stripe_unit %u is not a multiple of the "
+			     "O_DIRECT alignment %u", p->stripe_unit, a);
 	if (p->transform == TRANSFORM_GATHER && p->gather == GATHER_CONCAT) {
 		for (int s = 0; s + 1 < fs->nr_src; s++)
 			if (plan_src_bytes(p, s) % a && plan_src_bytes(p, s + 1))
-				return files_fail(fs, -EINVAL,
-						     "direct = yes: source %s contributes %" PRIu64
-						     " bytes, not a multiple of the O_DIRECT alignment "
-						     "%u; only the last source may end unaligned",
-						     fs->src[s].path, plan_src_bytes(p, s), a);
+				plan_finding(fs, &ret, "direct = yes: source %s contributes %" PRIu64
+					     " bytes, not a multiple of the O_DIRECT alignment %u; "
+					     "only the last source may end unaligned",
+					     fs->src[s].path, plan_src_bytes(p, s), a);
 	}
 	/* an unaligned end is written padded, then cut back: files only */
 	for (int d = 0; d < fs->nr_dst; d++) {
@@ -524,17 +547,15 @@ int files_check_plan(struct file_set *fs, const struct plan *pl)
 		if (!(plan_dest_bytes(pl, d) % a))
 			continue;
 		if (f->is_bdev)
-			return files_fail(fs, -EINVAL,
-					     "direct = yes: destination %s is a block device and "
-					     "would end at an unaligned byte; use a length that is a "
-					     "multiple of %u", f->path, a);
-		if (!pc->s.truncate)
-			return files_fail(fs, -EINVAL,
-					     "direct = yes: destination %s would end at an unaligned "
-					     "byte; that needs truncate = yes (the padded tail is cut "
-					     "back) or a length that is a multiple of %u", f->path, a);
+			plan_finding(fs, &ret, "direct = yes: destination %s is a block device and "
+				     "would end at an unaligned byte; use a length that is a "
+				     "multiple of %u", f->path, a);
+		else if (!pc->s.truncate)
+			plan_finding(fs, &ret, "direct = yes: destination %s would end at an "
+				     "unaligned byte; that needs truncate = yes (the padded tail is "
+				     "cut back) or a length that is a multiple of %u", f->path, a);
 	}
-	return 0;
+	return ret;
 }
 
 int files_create_missing(struct file_set *fs)

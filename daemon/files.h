@@ -50,6 +50,7 @@ struct file_set {
 	/* state_dir, runtime_dir: the daemon's own files, never a source or destination */
 	const char *private_dirs[2];
 	char msg[512];		/* what the last failure was */
+	char more[1536];	/* the plan's other findings, one a line: --check-config --open */
 };
 
 /* record what failed in fs->msg (as printf) and return @err */

@@ -168,7 +168,7 @@ static int check_config_open(const struct daemon_config *cfg, FILE *out)
 	int bad = 0, bad_dirs = 0;
 	uint64_t locked = 0;
 	unsigned int fds = 0;
-	char msg[512];
+	char msg[2048];
 
 	for (int i = 0; i < 2; i++) {
 		char msg[4600];
@@ -194,8 +194,10 @@ static int check_config_open(const struct daemon_config *cfg, FILE *out)
 
 		pipeline_status_init(&st);
 		if (pipeline_check(pc, &env, &bytes, msg, sizeof(msg))) {
-			fprintf(out, "%s:%d: [pipeline %s]: %s\n", cfg->path,
-				finding_line(pc, msg), pc->name, msg);
+			/* one finding a line, each at the line of its key */
+			for (char *m = strtok(msg, "\n"); m; m = strtok(NULL, "\n"))
+				fprintf(out, "%s:%d: [pipeline %s]: %s\n", cfg->path,
+					finding_line(pc, m), pc->name, m);
 			bad++;
 		}
 		locked += bytes;

@@ -24,7 +24,8 @@ int pipeline_run(const struct pipeline_config *pc, const struct run_env *env);
  * --check-config --open: open the files (nothing is created or written),
  * plan, and run every check a start would. 0, with the bytes of fixed
  * buffers a run would register (locked memory) in *@buffer_bytes; or
- * -errno with the finding in @msg.
+ * -errno with the findings in @msg, one a line (the plan's checks say
+ * each, not only the first).
  */
 int pipeline_check(const struct pipeline_config *pc, const struct run_env *env,
 		   uint64_t *buffer_bytes, char *msg, size_t len);

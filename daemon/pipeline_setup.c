@@ -430,7 +430,8 @@ int pipeline_check(const struct pipeline_config *pc, const struct run_env *env,
 	}
 	ret = pipeline_check_open(pr, pc, env);
 	if (ret)
-		snprintf(msg, len, "%s", pr->msg[0] ? pr->msg : "cannot be checked");
+		snprintf(msg, len, "%s%s%s", pr->msg[0] ? pr->msg : "cannot be checked",
+			 pr->fs.more[0] ? "\n" : "", pr->fs.more);
 	else
 		*buffer_bytes = pipeline_buffer_bytes(pr);
 	pipeline_cleanup(pr);

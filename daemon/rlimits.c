@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "rlimits.h"
 
@@ -47,8 +48,19 @@ bool rlimits_have_cap(int cap)
 
 int rlimits_check_memlock(uint64_t bytes, char *msg, size_t len)
 {
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	struct rlimit rl;
 
+	/* pinned pages past RAM: no limit or capability makes that work */
+	if (pages > 0 && page > 0 && bytes > (uint64_t)pages * page) {
+		snprintf(msg, len, "the pipelines register %llu MiB of fixed buffers, locked "
+			 "memory, more than the %llu MiB of RAM this machine has: lower "
+			 "queue_depth or block_size (a pipeline's buffers are about their "
+			 "product), or run fewer pipelines at once",
+			 (unsigned long long)(bytes + (1 << 20) - 1) >> 20,
+			 (unsigned long long)pages * page >> 20);
+		return -ENOMEM;
+	}
 	if (!bytes || rlimits_have_cap(RLIMITS_CAP_IPC_LOCK) || getrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
 	    rl.rlim_cur == RLIM_INFINITY || bytes <= rl.rlim_cur)
 		return 0;

@@ -730,6 +730,56 @@ static void reload_refuses_another_file_and_a_bad_pid(void **state)
 	free(other);
 }
 
+/* --open named only the first O_DIRECT finding of a pipeline: each at its key's line */
+static void check_config_open_names_every_alignment_finding_of_a_pipeline(void **state)
+{
+	struct fx *f = *state;
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	char want[4300];
+
+	make_src(f, "src", 1 << 20, 63);
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\ndirect = yes\noffset = 100\ndest_offset = 1000\n");
+	assert_int_equal(run_bin(f, open_), 78);
+	/* [daemon] takes lines 1-4 */
+	snprintf(want, sizeof(want), "%s:10: [pipeline p]: direct = yes: offset 100 is not a "
+		 "multiple of the O_DIRECT alignment", f->conf);
+	assert_true(file_has(f->err, want));
+	snprintf(want, sizeof(want), "%s:11: [pipeline p]: direct = yes: dest_offset 1000 is "
+		 "not a multiple of the O_DIRECT alignment", f->conf);
+	assert_true(file_has(f->err, want));
+	assert_true(file_has(f->err, "1 pipeline(s) would not start"));
+}
+
+/*
+ * --open passed fixed buffers past the machine's RAM as root (CAP_IPC_LOCK
+ * skips RLIMIT_MEMLOCK): the start could only fail
+ */
+static void check_config_open_refuses_buffers_past_ram(void **state)
+{
+	struct fx *f = *state;
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	/* 1024 blocks of 256 MiB a pipeline at most: a sparse source twice RAM */
+	uint64_t len = (2 * ram + (256 << 20) - 1) / (256 << 20) * (256 << 20);
+	char *src = tu_path(f->dir, "src");
+	int fd;
+
+	if (len > (256ULL << 30))
+		skip();
+	fd = open(src, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, len), 0);
+	close(fd);
+	write_conf(f, "", "[pipeline big]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\nblock_size = 256M\nqueue_depth = 1024\n");
+	assert_int_equal(run_bin(f, open_), 78);
+	assert_true(file_has(f->err, "of fixed buffers, locked memory, more than the"));
+	assert_true(file_has(f->err, "MiB of RAM this machine has: lower queue_depth or "
+			     "block_size"));
+	free(src);
+}
+
 /*
  * The status file named a relative config as it was given: `reload` from
  * another directory could not compare it, took any file for the daemon's
@@ -1561,6 +1611,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_full_destination_is_refused_up_front_in_one_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_dest_offset_hole_needs_no_space, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			check_config_open_names_every_alignment_finding_of_a_pipeline,
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(check_config_open_refuses_buffers_past_ram,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(reload_from_another_directory_knows_a_relative_config,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_fifo_as_the_config_is_refused_not_waited_on,
