@@ -2,9 +2,12 @@
 /*
  * Room for a pipeline's destinations: what the plan still has to allocate
  * on each file system, summed over the destinations that share it, against
- * what statvfs says is free, all before the first byte moves.
+ * what statvfs says is free, and how large a file each holds, all before
+ * the first byte moves.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,64 @@ static int dest_fs(const struct file_slot *f, struct statvfs *vfs, uint64_t *dev
 	return ret;
 }
 
+/*
+ * The largest file the file system of @f's directory holds, when that is
+ * less than @end: ftruncate() on an unnamed file there (O_TMPFILE: nothing
+ * to see, gone at close) is refused past it with EFBIG (ext4 with 4 KiB
+ * blocks: 16 TiB less a block), where the writes would only fail once the
+ * copy reaches them. 0: @end fits, or it cannot be told.
+ */
+static uint64_t largest_file_below(const struct file_slot *f, uint64_t end)
+{
+	char *real = f->missing ? NULL : realpath(f->path, NULL);
+	char *copy = strdup(real ? real : f->path);
+	uint64_t lo = 0, hi = end;
+	int fd = copy ? open(dirname(copy), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600) : -1;
+
+	free(real);
+	free(copy);
+	if (fd < 0)
+		return 0;
+	if (ftruncate(fd, end) == 0 || errno != EFBIG)
+		hi = 0;
+	/* lo fits, hi does not: to a block */
+	while (hi - lo > 4096) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ftruncate(fd, mid) == 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	close(fd);
+	return hi ? lo : 0;
+}
+
+/* a file that grows past 2 GiB: can its file system hold it? */
+static int check_largest_file(struct file_set *fs, const struct file_slot *f, uint64_t end)
+{
+	const struct pipeline_config *pc = fs->cfg;
+	uint64_t max;
+	char m[32], o[32];
+
+	if (end <= (2ULL << 30) || (!f->missing && f->size >= end))
+		return 0;
+	max = largest_file_below(f, end);
+	if (!max)
+		return 0;
+	human_bytes(max, m, sizeof(m));
+	human_bytes(pc->dest_offset, o, sizeof(o));
+	/* the message leads with the key to change, for --check-config --open's line */
+	if (pc->dest_offset)
+		return files_fail(fs, -EFBIG, "dest_offset %" PRIu64 " (%s): destination %s "
+				  "would end at byte %" PRIu64 ", past the largest file its file "
+				  "system holds (%" PRIu64 " bytes, %s)", pc->dest_offset, o,
+				  f->path, end, max, m);
+	return files_fail(fs, -EFBIG, "destination %s would end at byte %" PRIu64 ", past "
+			  "the largest file its file system holds (%" PRIu64 " bytes, %s)",
+			  f->path, end, max, m);
+}
+
 static uint64_t allocated_bytes(const struct file_slot *f)
 {
 	struct stat st;
@@ -64,6 +125,9 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 
 		if (f->is_bdev)
 			continue;
+		ret = check_largest_file(fs, f, end);
+		if (ret)
+			return ret;
 		have = allocated_bytes(f);
 		if (end <= have)
 			continue;

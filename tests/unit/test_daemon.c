@@ -781,6 +781,35 @@ static void check_config_open_refuses_buffers_past_ram(void **state)
 }
 
 /*
+ * dest_offset = 17T on ext4 passed --open, and the start failed with EFBIG:
+ * the file system's largest file is checked, at the key's line
+ */
+static void check_config_open_refuses_a_destination_past_the_largest_file(void **state)
+{
+	struct fx *f = *state;
+	char *open_[] = { IOU_BIN, "--check-config", "--open", f->conf, NULL };
+	int fd = open(f->dir, O_TMPFILE | O_WRONLY, 0600);
+	char want[4300];
+
+	/* only where the test directory's file system stops short of 17 TiB (ext4) */
+	if (fd < 0 || ftruncate(fd, 17LL << 40) == 0 || errno != EFBIG) {
+		if (fd >= 0)
+			close(fd);
+		skip();
+	}
+	close(fd);
+	make_src(f, "src", 1 << 20, 64);
+	write_conf(f, "", "[pipeline p]\ntransform = copy\nsource = @D/src\n"
+		   "destination = @D/out\ndest_offset = 17T\n");
+	assert_int_equal(run_bin(f, open_), 78);
+	snprintf(want, sizeof(want), "%s:9: [pipeline p]: dest_offset 18691697672192 (17.0 TiB): "
+		 "destination %s/out would end at byte 18691698720768, past the largest file its "
+		 "file system holds (", f->conf, f->dir);
+	assert_true(file_has(f->err, want));
+	assert_false(exists(f, "out"));
+}
+
+/*
  * The status file named a relative config as it was given: `reload` from
  * another directory could not compare it, took any file for the daemon's
  * own and exited 0 while the daemon read its own again
@@ -1616,6 +1645,9 @@ int main(void)
 			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(check_config_open_refuses_buffers_past_ram,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			check_config_open_refuses_a_destination_past_the_largest_file,
+			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(reload_from_another_directory_knows_a_relative_config,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_fifo_as_the_config_is_refused_not_waited_on,
