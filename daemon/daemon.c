@@ -110,6 +110,7 @@ static int daemon_start_pipeline(struct daemon *d, const struct pipeline_config 
 		.probe = &d->probe,
 		.main_fd = d->event_fd,
 		.pool = &d->pool,
+		.oneshot = d->opts.config_text,
 	};
 
 	return worker_start(&d->workers, pc, &base);
@@ -507,8 +508,8 @@ int daemon_main(const struct daemon_options *opts)
 		/* one directory for both is held once */
 		if (!ret && !(i && stat(d.cfg.state_dir, &a) == 0 && stat(dir, &b) == 0 &&
 			      a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-			ret = daemon_dir_lock(key, dir, d.config_file, &d.dir_lock[i], msg,
-					      sizeof(msg));
+			ret = daemon_dir_lock(key, dir, opts->config_text ? NULL : d.config_file,
+					      &d.dir_lock[i], msg, sizeof(msg));
 		if (ret) {
 			log_err("%s", msg);
 			daemon_dirs_unlock(&d);

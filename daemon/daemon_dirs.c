@@ -140,12 +140,19 @@ int daemon_dir_lock(const char *key, const char *dir, const char *config, int *f
 			snprintf(msg, len, "cannot lock %s: %s", path, strerror(err));
 			return -err;
 		}
-		snprintf(msg, len, "%s %s is in use by another iou-offloadd (%s): give each "
-			 "daemon its own %s", key, dir, owner[0] ? owner : "pid unknown", key);
+		if (!config)	/* a one-shot's own directory: only the same command holds it */
+			snprintf(msg, len, "the same command is already running on these files "
+				 "(%s): wait for it to end, or stop it (SIGTERM) and run the command "
+				 "again, which resumes it", owner[0] ? owner : "pid unknown");
+		else
+			snprintf(msg, len, "%s %s is in use by another iou-offloadd (%s): give "
+				 "each daemon its own %s", key, dir, owner[0] ? owner : "pid unknown",
+				 key);
 		return -EBUSY;
 	}
 	/* who holds it, for the message above: OFD locks report no pid */
-	n = snprintf(owner, sizeof(owner), "pid %d, config %s\n", (int)getpid(), config);
+	n = config ? snprintf(owner, sizeof(owner), "pid %d, config %s\n", (int)getpid(), config) :
+		     snprintf(owner, sizeof(owner), "pid %d\n", (int)getpid());
 	if (ftruncate(fd, 0) == 0)
 		n = pwrite(fd, owner, n, 0);	/* the lock holds without the note */
 	*fd_out = fd;

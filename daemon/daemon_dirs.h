@@ -15,7 +15,9 @@ int daemon_dir_prepare(const char *key, const char *dir, mode_t mode, char *msg,
 int daemon_dir_check(const char *key, const char *dir, char *msg, size_t len);
 /*
  * held by this daemon alone while it runs (an OFD lock on a file in @dir,
- * released when the process ends, kill -9 too); -EBUSY names the holder
+ * released when the process ends, kill -9 too); -EBUSY names the holder.
+ * @config: the file the daemon runs; NULL for a one-shot command's own
+ * directory, which only the same command holds (said in its words)
  */
 int daemon_dir_lock(const char *key, const char *dir, const char *config, int *fd_out,
 		    char *msg, size_t len);

@@ -219,11 +219,12 @@ static int setup_ring(struct pipeline_run *pr)
 		return pipeline_fail(pr, ret,
 				     "registering %zu MiB of fixed buffers failed: %s "
 				     "(RLIMIT_MEMLOCK is %llu KiB: raise it with `ulimit -l` in a "
-				     "shell or LimitMEMLOCK= in the unit, or lower queue_depth or "
-				     "block_size)",
-				     pr->mem.len >> 20, strerror(-ret),
+				     "shell%s)", pr->mem.len >> 20, strerror(-ret),
 				     rl.rlim_cur == RLIM_INFINITY ? 0ULL :
-				     (unsigned long long)rl.rlim_cur >> 10);
+				     (unsigned long long)rl.rlim_cur >> 10, pr->env->oneshot ?
+				     ", or lower --queue-depth or --block-size" :
+				     " or LimitMEMLOCK= in the unit, or lower queue_depth or "
+				     "block_size");
 	}
 	for (int i = 0; i < pr->fs.nr_src; i++)
 		fds[nfds++] = pr->fs.src[i].fd;

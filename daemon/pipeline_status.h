@@ -73,6 +73,7 @@ struct run_env {
 					 * and when it ends (wakes the main thread); -1 */
 	struct pipeline_status *status;
 	struct bufpool *pool;		/* fixed buffers kept between runs; NULL: none */
+	bool oneshot;			/* a one-shot command's: advice in its options' words */
 };
 
 /* wake the daemon's main thread: setup done, or the pipeline ended */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +81,56 @@ static void copy_stopped_part_way_resumes_when_run_again(void **state)
 	assert_true(file_has(f->err, "resuming at byte"));
 	assert_true(file_has(f->err, "(resumed at byte"));
 	same_files(f, "src", "dst");
+}
+
+/*
+ * The same one-shot command twice at once: said in its words (it said
+ * "state_dir ... is in use by another iou-offloadd: give each daemon its
+ * own state_dir", a key no one-shot user set)
+ */
+static void the_same_command_twice_at_once_says_it_is_running(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
+			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
+	char *err = f->err, *first_err = p(f, "first.err");
+	pid_t pid;
+
+	make_src(f, "src", 256 << 20, 96);
+	/* the first run's output apart: the second's spawn truncates f->err */
+	f->err = first_err;
+	pid = spawn(f, argv);
+	f->err = err;
+	for (int i = 0; i < 3000 && !strstr(slurp(first_err), "ready"); i++)
+		usleep(10000);
+	assert_int_equal(run_bin(f, argv), 1);
+	assert_true(file_has(f->err, "the same command is already running on these files (pid "));
+	assert_true(file_has(f->err, "stop it (SIGTERM) and run the command again, which resumes"));
+	assert_null(strstr(slurp(f->err), "state_dir"));
+	kill(pid, SIGTERM);
+	assert_true(wait_exit(pid, 60) >= 0);
+}
+
+/* fixed buffers over RLIMIT_MEMLOCK: a one-shot is told its options, not the unit's keys */
+static void a_one_shot_over_memlock_is_told_its_options(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "copy", "--engine=uring", "--state-dir", state_of(f),
+			 "--block-size", "1M", "--queue-depth", "32", p(f, "src"), p(f, "dst"),
+			 NULL };
+	const char *const readable[] = { "src", NULL };
+	int rc;
+
+	make_src(f, "src", 8 << 20, 97);
+	/* root has CAP_IPC_LOCK: the child becomes nobody */
+	rc = run_as_nobody(f, argv, (struct spawn_opts){ .rlimit = RLIMIT_MEMLOCK,
+							 .lim = 64 << 10 }, readable);
+	if (rc == -2)
+		skip();
+	assert_int_equal(rc, 1);
+	assert_true(file_has(f->err, "RLIMIT_MEMLOCK is 64 KiB: raise it with `ulimit -l` in a "
+			     "shell, or lower --queue-depth or --block-size"));
+	assert_null(strstr(slurp(f->err), "LimitMEMLOCK="));
 }
 
 static void stripe_then_gather_destripe_gives_the_source_back(void **state)
@@ -322,6 +373,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			status_of_a_finished_pipeline_gives_time_and_average_rate,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(the_same_command_twice_at_once_says_it_is_running,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_one_shot_over_memlock_is_told_its_options,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_sparse_source_gives_a_sparse_destination,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_sparse_copy_fits_where_its_data_fits,
