@@ -93,7 +93,7 @@ static void the_same_command_twice_at_once_says_it_is_running(void **state)
 	struct fx *f = *state;
 	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
 			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
-	char *err = f->err, *first_err = p(f, "first.err");
+	char *err = f->err, *first_err = p(f, "first.err"), *text;
 	pid_t pid;
 
 	make_src(f, "src", 256 << 20, 96);
@@ -101,12 +101,21 @@ static void the_same_command_twice_at_once_says_it_is_running(void **state)
 	f->err = first_err;
 	pid = spawn(f, argv);
 	f->err = err;
-	for (int i = 0; i < 3000 && !strstr(slurp(first_err), "ready"); i++)
+	for (int i = 0; i < 3000; i++) {
+		char *text = slurp(first_err);
+		bool ready = strstr(text, "ready");
+
+		free(text);
+		if (ready)
+			break;
 		usleep(10000);
+	}
 	assert_int_equal(run_bin(f, argv), 1);
 	assert_true(file_has(f->err, "the same command is already running on these files (pid "));
 	assert_true(file_has(f->err, "stop it (SIGTERM) and run the command again, which resumes"));
-	assert_null(strstr(slurp(f->err), "state_dir"));
+	text = slurp(f->err);
+	assert_null(strstr(text, "state_dir"));
+	free(text);
 	kill(pid, SIGTERM);
 	assert_true(wait_exit(pid, 60) >= 0);
 }
@@ -119,6 +128,7 @@ static void a_one_shot_over_memlock_is_told_its_options(void **state)
 			 "--block-size", "1M", "--queue-depth", "32", p(f, "src"), p(f, "dst"),
 			 NULL };
 	const char *const readable[] = { "src", NULL };
+	char *text;
 	int rc;
 
 	make_src(f, "src", 8 << 20, 97);
@@ -130,7 +140,9 @@ static void a_one_shot_over_memlock_is_told_its_options(void **state)
 	assert_int_equal(rc, 1);
 	assert_true(file_has(f->err, "RLIMIT_MEMLOCK is 64 KiB: raise it with `ulimit -l` in a "
 			     "shell, or lower --queue-depth or --block-size"));
-	assert_null(strstr(slurp(f->err), "LimitMEMLOCK="));
+	text = slurp(f->err);
+	assert_null(strstr(text, "LimitMEMLOCK="));
+	free(text);
 }
 
 static void stripe_then_gather_destripe_gives_the_source_back(void **state)
