@@ -89,14 +89,27 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		if (pr->cfg.s.checksum != CHECKSUM_NONE)
 			at -= at % pp->block_size;
 
-		/* a destination cut short behind our back would leave a hole */
+		/*
+		 * a destination cut short behind our back would leave a hole;
+		 * one short only over the source's holes (a crash in one) lost
+		 * nothing: the copy writes nothing there
+		 */
 		for (int d = 0; d < pr->fs.nr_dst && act == RESUME_CONTINUE; d++) {
-			if (!pr->fs.dst[d].is_bdev &&
-			    pr->fs.dst[d].size < pr->cfg.dest_offset + dest_bytes_at(pp, d, at)) {
-				snprintf(why, sizeof(why), "destination %s is shorter than the "
-					 "checkpoint says: starting at 0", pr->fs.dst[d].path);
-				act = RESUME_FRESH;
+			const struct file_slot *f = &pr->fs.dst[d];
+			uint64_t end = pr->cfg.dest_offset + dest_bytes_at(pp, d, at);
+
+			if (f->is_bdev || f->size >= end)
+				continue;
+			if (sparse_src_hole(pr, f->size > pr->cfg.dest_offset ?
+					    f->size - pr->cfg.dest_offset : 0, at)) {
+				log_info("pipeline %s: destination %s ends at byte %" PRIu64 ", and the "
+					 "source has only holes from there to the checkpoint: nothing "
+					 "below it is missing", pr->cfg.name, f->path, f->size);
+				continue;
 			}
+			snprintf(why, sizeof(why), "destination %s is shorter than the "
+				 "checkpoint says: starting at 0", f->path);
+			act = RESUME_FRESH;
 		}
 		if (act == RESUME_CONTINUE) {
 			pp->start = at;

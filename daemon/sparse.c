@@ -190,12 +190,34 @@ int sparse_punch_dests(struct pipeline_run *pr)
 }
 
 /*
+ * A crash whose last checkpoint lies in a hole leaves the destinations
+ * where their last data ends, short of it: nothing below the checkpoint is
+ * missing there, since the copy writes nothing in a hole and the end of the
+ * copy makes it zeros by setting the size. Asked of the source itself, not
+ * of the map, which starts at the resume point; the source was seen
+ * unchanged since the checkpoint (checkpoint_decide()).
+ */
+bool sparse_src_hole(const struct pipeline_run *pr, uint64_t lo, uint64_t hi)
+{
+	const char *why;
+	off_t data;
+
+	if (lo >= hi)
+		return true;
+	if (!eligible(pr, &why))
+		return false;
+	data = lseek(pr->fs.src[0].fd, pr->cfg.offset + lo, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO;	/* no data from @lo to the end */
+	return (uint64_t)data >= pr->cfg.offset + hi;
+}
+
+/*
  * A stop in a hole leaves the destinations short of the watermark its
- * record names: the hole's bytes were never written. A resume takes a file
- * shorter than its checkpoint for one cut behind its back (and starts at 0),
- * verify for one that ends early; so they are extended to it, as the end of
- * the copy would (pipeline.c's finish()). Only when every write has
- * completed: one landing past @w would be cut off.
+ * record names: the hole's bytes were never written. They are extended to
+ * it, as the end of the copy would (pipeline.c's finish()), so that the
+ * stopped files, as the record holds them, reach it. Only when every write
+ * has completed: one landing past @w would be cut off.
  */
 void sparse_extend_dests(struct pipeline_run *pr, uint64_t w)
 {
@@ -208,7 +230,7 @@ void sparse_extend_dests(struct pipeline_run *pr, uint64_t w)
 			continue;
 		if (ftruncate(f->fd, end) < 0)
 			log_warning("pipeline %s: cannot extend %s over the hole below byte %"
-				    PRIu64 ": %s (a resume starts at 0)", pr->cfg.name, f->path,
+				    PRIu64 ": %s", pr->cfg.name, f->path,
 				    end, strerror(errno));
 	}
 }

@@ -27,5 +27,7 @@ int sparse_punch_dests(struct pipeline_run *pr);
 bool sparse_block_is_hole(const struct pipeline_run *pr, uint64_t block);
 /* every write completed: the destinations reach logical @w (a stop in a hole) */
 void sparse_extend_dests(struct pipeline_run *pr, uint64_t w);
+/* is the source's logical [@lo, @hi) all hole, in a pipeline that skips holes? */
+bool sparse_src_hole(const struct pipeline_run *pr, uint64_t lo, uint64_t hi);
 
 #endif
