@@ -57,10 +57,16 @@ static bool within_ckpt_window(const struct pipeline_run *pr)
 	       base + window;
 }
 
-static int fill_chains(struct pipeline_run *pr)
+/* blocks of holes skipped between looks at the clock (ckpt_hole_yield()) */
+#define HOLE_BATCH	1024
+
+/* @in_hole: it stopped in a run of holes, for a checkpoint there */
+static int fill_chains(struct pipeline_run *pr, bool *in_hole)
 {
+	uint64_t skipped = 0;
 	int ret;
 
+	*in_hole = false;
 	for (int i = 0; i < pr->nr_chains && pr->next_block < pr->plan.nr_blocks; i++) {
 		struct chain *c = &pr->chains[i];
 
@@ -68,7 +74,8 @@ static int fill_chains(struct pipeline_run *pr)
 			continue;
 		/*
 		 * a sparse source's holes: nothing to read, nothing to write;
-		 * a stop ends a long run of them (terabytes summed) at once
+		 * a stop ends a long run of them (terabytes summed) at once, a
+		 * checkpoint through them (ckpt_hole_yield()) for a while
 		 */
 		while (pr->next_block < pr->plan.nr_blocks &&
 		       sparse_block_is_hole(pr, pr->next_block)) {
@@ -81,6 +88,10 @@ static int fill_chains(struct pipeline_run *pr)
 			sums_block_done(pr, lo, NULL, len, -1);
 			atomic_fetch_add(&pr->env->status->bytes_done, len);
 			pr->next_block++;
+			if (++skipped % HOLE_BATCH == 0 && ckpt_hole_yield(pr)) {
+				*in_hole = true;
+				return 0;
+			}
 		}
 		if (pr->next_block >= pr->plan.nr_blocks || !within_ckpt_window(pr))
 			break;
@@ -122,18 +133,27 @@ int pipeline_drive_chains(struct pipeline_run *pr)
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned int head, seen = 0;
+		bool in_hole = false;
 		uint64_t w;
 
 		atomic_store(&st->heartbeat_ns, clock_mono_ns());
 		stopping = stopping || run_env_stop_requested(pr->env);
 		if (!stopping && !pr->error)
-			fill_chains(pr);
+			fill_chains(pr, &in_hole);
 		/* what has completed: both the writeback start and the flush go up to it */
 		w = ckpt_watermark_now(pr);
 		ckpt_start_writeback(pr, w);
-		/* past a long hole nothing is in flight: the window moves by a checkpoint */
-		ckpt_begin(pr, w, !stopping && !pr->inflight_chains &&
-			   pr->next_block < pr->plan.nr_blocks);
+		/*
+		 * in a long hole, one due by time; past it nothing is in
+		 * flight: the window moves by a checkpoint
+		 */
+		if (in_hole) {
+			if (ckpt_hole_due(pr))
+				ckpt_begin(pr, w, true);
+		} else {
+			ckpt_begin(pr, w, !stopping && !pr->inflight_chains &&
+				   pr->next_block < pr->plan.nr_blocks);
+		}
 		wake_arm(pr);
 		if (!pr->inflight_chains && !pr->dur.fsyncs && !pr->dur.rec.inflight &&
 		    !pr->dur.wb_inflight)

@@ -23,14 +23,6 @@ static void idents(const struct file_slot *f, int n, struct file_ident *out)
 		out[i] = f[i].ident;
 }
 
-/* bytes destination @d must already hold for a resume at logical @at */
-static uint64_t dest_bytes_at(const struct plan_params *p, int d, uint64_t at)
-{
-	if (p->transform == TRANSFORM_STRIPE)
-		return plan_stripe_share(at, p->nr_dests, p->stripe_unit, d);
-	return at;
-}
-
 /* 1: nothing to do, 0: pr->plan.p.start is where to begin */
 int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 {
@@ -96,7 +88,7 @@ int ckpt_decide_resume(struct pipeline_run *pr, struct plan_params *pp)
 		 */
 		for (int d = 0; d < pr->fs.nr_dst && act == RESUME_CONTINUE; d++) {
 			const struct file_slot *f = &pr->fs.dst[d];
-			uint64_t end = pr->cfg.dest_offset + dest_bytes_at(pp, d, at);
+			uint64_t end = pr->cfg.dest_offset + plan_dest_bytes_at(pp, d, at);
 
 			if (f->is_bdev || f->size >= end)
 				continue;
@@ -445,8 +437,8 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 	}
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
 		struct io_uring_sqe *sqe = ring_get_sqe(&pr->ring);
-		uint64_t from = dest_bytes_at(p, d, last);
-		uint64_t to = dest_bytes_at(p, d, w);
+		uint64_t from = plan_dest_bytes_at(p, d, last);
+		uint64_t to = plan_dest_bytes_at(p, d, w);
 
 		io_uring_prep_fsync(sqe, pr->fs.nr_src + d, IORING_FSYNC_DATASYNC);
 		/*
@@ -479,6 +471,28 @@ void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force)
 	/* no record in flight: this flush's record writes its tmp file beside it */
 	if (!pr->dur.rec.inflight)
 		ckpt_record_begin(pr, w, false);
+}
+
+/*
+ * A run of holes moves the watermark with nothing written, so nothing to
+ * flush but the record: a checkpoint per interval of holes would be
+ * thousands of device flushes per TiB of them, and a crash in a hole costs
+ * only the time to skip it again. So in a hole a checkpoint is due by time
+ * alone (CKPT_MAX_NS, as for data), and the skipping (driver.c) hands the
+ * ring loop back for it, and for the completions of whatever is in flight
+ * (a block's moves the watermark, a checkpoint's records it): a kill -9 in
+ * a long hole keeps all but its last seconds.
+ */
+bool ckpt_hole_due(const struct pipeline_run *pr)
+{
+	return !pr->dur.fsyncs && !pr->dur.rec.inflight &&
+	       clock_mono_ns() - pr->dur.last_ns >= CKPT_MAX_NS;
+}
+
+bool ckpt_hole_yield(const struct pipeline_run *pr)
+{
+	return pr->inflight_chains || pr->dur.fsyncs || pr->dur.rec.inflight ||
+	       ckpt_hole_due(pr);
 }
 
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res)
@@ -535,8 +549,8 @@ void ckpt_start_writeback(struct pipeline_run *pr, uint64_t w)
 	    w < pr->dur.wb_started + WB_KICK_BYTES)
 		return;
 	for (int d = 0; d < pr->fs.nr_dst; d++) {
-		uint64_t from = dest_bytes_at(p, d, pr->dur.wb_started);
-		uint64_t to = dest_bytes_at(p, d, w);
+		uint64_t from = plan_dest_bytes_at(p, d, pr->dur.wb_started);
+		uint64_t to = plan_dest_bytes_at(p, d, w);
 		struct io_uring_sqe *sqe;
 
 		if (to <= from)

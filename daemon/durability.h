@@ -60,6 +60,10 @@ int ckpt_write(struct pipeline_run *pr, enum ckpt_state state, uint64_t done);
 uint64_t ckpt_watermark_now(const struct pipeline_run *pr);
 /* flush the destinations up to watermark @w when a checkpoint is due (@force: now) */
 void ckpt_begin(struct pipeline_run *pr, uint64_t w, bool force);
+/* skipping holes: a checkpoint through them is due now (by time, none in flight) */
+bool ckpt_hole_due(const struct pipeline_run *pr);
+/* skipping holes: give the ring loop back, for that checkpoint or its completions */
+bool ckpt_hole_yield(const struct pipeline_run *pr);
 void ckpt_handle_fsync_cqe(struct pipeline_run *pr, uint64_t data, int res);
 void ckpt_handle_record_cqe(struct pipeline_run *pr, uint64_t data, int res);
 /* a record cut off (the ring broke, or the pipeline failed): close it, drop its tmp file */

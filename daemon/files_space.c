@@ -119,7 +119,7 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 	for (int d = 0; d < fs->nr_dst; d++) {
 		const struct file_slot *f = &fs->dst[d];
 		uint64_t bytes = plan_dest_bytes(pl, d), end = fs->cfg->dest_offset + bytes;
-		uint64_t have, more, fsid = 0;
+		uint64_t have, more, left, fsid = 0;
 		struct statvfs vfs;
 		int i, ret;
 
@@ -155,9 +155,12 @@ int files_check_space(struct file_set *fs, const struct plan *pl)
 		}
 		/*
 		 * at most what it writes: a dest_offset past the end leaves a
-		 * hole; and a sparse copy allocates its data only
+		 * hole, a resume writes past its start only (below it, a crash
+		 * in a hole leaves the destination short); and a sparse copy
+		 * allocates its data only (fs->hole_bytes: past the start)
 		 */
-		more = end - have < bytes ? end - have : bytes;
+		left = bytes - plan_dest_bytes_at(&pl->p, d, pl->p.start);
+		more = end - have < left ? end - have : left;
 		need[i] += more > fs->hole_bytes ? more - fs->hole_bytes : 0;
 	}
 	for (int i = 0; i < nr; i++) {

@@ -70,13 +70,16 @@ uint64_t plan_default_length(const struct plan_params *p)
 	return sum;
 }
 
+uint64_t plan_dest_bytes_at(const struct plan_params *p, int d, uint64_t at)
+{
+	if (p->transform == TRANSFORM_STRIPE)
+		return plan_stripe_share(at, p->nr_dests, p->stripe_unit, d);
+	return at;
+}
+
 uint64_t plan_dest_bytes(const struct plan *pl, int d)
 {
-	const struct plan_params *p = &pl->p;
-
-	if (p->transform == TRANSFORM_STRIPE)
-		return plan_stripe_share(p->length, p->nr_dests, p->stripe_unit, d);
-	return p->length;
+	return plan_dest_bytes_at(&pl->p, d, pl->p.length);
 }
 
 int plan_init(struct plan *pl, const struct plan_params *p)

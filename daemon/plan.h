@@ -115,6 +115,8 @@ int plan_block(const struct plan *pl, uint64_t index, struct block_plan *bp);
 uint64_t plan_stripe_share(uint64_t len, int n, uint32_t stripe_unit, int i);
 /* bytes destination @d holds when the pipeline is done (from dest_offset) */
 uint64_t plan_dest_bytes(const struct plan *pl, int d);
+/* bytes destination @d holds of the logical stream's first @at (from dest_offset) */
+uint64_t plan_dest_bytes_at(const struct plan_params *p, int d, uint64_t at);
 /* bytes read from source @s (from offset) over the whole pipeline */
 uint64_t plan_src_bytes(const struct plan_params *p, int s);
 /* logical stream length when the config leaves it open: to the sources' ends */

@@ -165,6 +165,47 @@ static void a_destination_cut_into_its_data_after_a_crash_is_copied_again(void *
 	free(out);
 }
 
+/*
+ * No checkpoint was written while holes were skipped: a kill -9 seconds into
+ * a long hole found the checkpoint where the data before it ended, and the
+ * restart skipped (and, with checksums, summed) the hole again from there
+ */
+static void a_kill_9_in_a_long_hole_keeps_its_progress(void **state)
+{
+	struct fx *f = *state;
+	char *sd = tu_path(f->dir, "state");
+	uint64_t hole_end = 8ULL << 40;
+	struct checkpoint ck = { 0 };
+	char want[96];
+	pid_t pid;
+
+	/* 8 TiB of hole in 4K blocks: seconds to skip, past the first checkpoint by time */
+	sparse_src(f, hole_end, MiB);
+	write_conf(f, "block_size = 4K\n", BIG_COPY);
+	pid = spawn(f, ((char *[]){ IOU_BIN, "-c", f->conf, "--once", NULL }));
+	for (int i = 0; i < 3000; i++) {
+		if (!checkpoint_load(sd, "big", &ck) && (ck.done > MiB || ck.state != CKPT_RUNNING))
+			break;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	wait_exit(pid, 30);
+	assert_int_equal(checkpoint_load(sd, "big", &ck), 0);
+	assert_int_equal(ck.state, CKPT_RUNNING);
+	/* in the hole, recorded before its end */
+	assert_true(ck.done > MiB);
+	assert_true(ck.done < hole_end);
+	/* the restart goes on from there (the destination ends at its first MiB) */
+	pid = spawn(f, ((char *[]){ IOU_BIN, "-c", f->conf, "--once", NULL }));
+	snprintf(want, sizeof(want), "resuming at byte %llu of", (unsigned long long)ck.done);
+	for (int i = 0; i < 3000 && !strstr(slurp(f->err), "resuming at byte"); i++)
+		usleep(10000);
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid, 30), 3);
+	assert_true(file_has(f->err, want));
+	free(sd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +214,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			a_destination_cut_into_its_data_after_a_crash_is_copied_again,
 			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_kill_9_in_a_long_hole_keeps_its_progress,
+						fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
