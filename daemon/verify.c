@@ -114,11 +114,13 @@ static bool in_hole(int fd, struct extent *c, uint64_t o, uint32_t len, bool pas
 }
 
 /*
- * one target against the manifest: mismatches found, or -errno; *@checked:
- * the blocks compared (fewer than @blocks when a read or the manifest failed)
+ * one target against the manifest: 0, or -errno when a file or the manifest
+ * failed; *@checked: the blocks compared (fewer than @blocks after a
+ * failure), *@bad: the mismatches among them, counted also when a later
+ * read fails
  */
-static long verify_target(const char *name, const struct target *t, int sums, uint64_t blocks,
-			  const struct checksum_head *h, uint64_t *checked)
+static int verify_target(const char *name, const struct target *t, int sums, uint64_t blocks,
+			 const struct checksum_head *h, uint64_t *checked, long *bad)
 {
 	int fds[CONFIG_MAX_FILES];
 	struct extent ext = { 0 };
@@ -127,10 +129,10 @@ static long verify_target(const char *name, const struct target *t, int sums, ui
 	char *buf = malloc(h->block_size);
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t shown = 0;
-	long bad = 0;
 	int ret = 0;
 
 	*checked = 0;
+	*bad = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (int i = 0; i < t->nr; i++) {
@@ -190,7 +192,7 @@ compare:
 		*checked = b + 1;
 		if (got == want)
 			continue;
-		bad++;
+		(*bad)++;
 		if (t->nr == 1)
 			printf("%s: mismatch: %s offset %" PRIu64 " length %" PRIu32 ": expected "
 			       "crc32c %08x, found %08x\n", name, t->paths[0], t->off + lo, len,
@@ -205,7 +207,7 @@ compare:
 	for (int i = 0; i < t->nr; i++)
 		close(fds[i]);
 	free(buf);
-	return ret ? ret : bad;
+	return ret;
 }
 
 #define VERIFY_MAGIC "iou-offload-verify 1"
@@ -363,12 +365,11 @@ static int verify_pipeline(const struct daemon_config *cfg, const struct pipelin
 
 	for (int i = 0; i < nt; i++) {
 		uint64_t checked;
-		long r = verify_target(pc->name, &t[i], fd, blocks, &h, &checked);
+		long found;
 
-		if (r < 0)
+		if (verify_target(pc->name, &t[i], fd, blocks, &h, &checked, &found) < 0)
 			rc = 1;
-		else
-			bad += r;
+		bad += found;
 		if (checked < least)
 			least = checked;
 	}

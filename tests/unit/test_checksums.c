@@ -540,6 +540,30 @@ static void verify_counts_only_the_blocks_it_read(void **state)
 	free(out);
 }
 
+/* a file that ends early after a mismatch: the line and the record still count it */
+static void verify_counts_a_mismatch_before_a_file_that_ends_early(void **state)
+{
+	struct fx *f = *state;
+	char *st[] = { IOU_BIN, "status", "-c", f->conf, "--json", NULL };
+	char *out = tu_path(f->dir, "out");
+
+	make_src(f, "src", 1 << 20, 211);
+	write_conf(f, "checksum = crc32c\nblock_size = 64K\n", "[pipeline a]\ntransform = copy\n"
+		   "source = @D/src\ndestination = @D/out\n");
+	assert_int_equal(run_bin(f, once(f)), 0);
+	flip(f, "out", 65536 + 5);
+	assert_int_equal(truncate(out, 3 * 65536 + 100), 0);
+	assert_int_equal(verify(f, NULL), 1);
+	assert_true(file_has(f->out, "a: mismatch: "));
+	assert_true(file_has(f->out, "a: 3 block(s) of 65536 bytes on 1 file set: 1 mismatch(es); "
+			     "not all read"));
+	assert_int_equal(run_bin(f, st), 3);
+	assert_true(file_has(f->out, "\"last_verify\": {\"when\": "));
+	assert_true(file_has(f->out, "\"blocks\": 3, \"bytes\": 196608, \"mismatches\": 1, "
+			     "\"complete\": false, \"failed\": true}"));
+	free(out);
+}
+
 static void scrub_source_and_unknown_names_are_refused_by_name(void **state)
 {
 	struct fx *f = *state;
@@ -608,6 +632,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(scrub_leaves_an_unfinished_copy_and_a_device_and_says_so,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(verify_counts_only_the_blocks_it_read,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(verify_counts_a_mismatch_before_a_file_that_ends_early,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(scrub_source_and_unknown_names_are_refused_by_name,
 						fx_setup, fx_teardown),
