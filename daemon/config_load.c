@@ -95,6 +95,16 @@ static void section_begin(struct parse_state *st, char *inner)
 static int config_handler(void *user, const char *section, const char *name,
 			  const char *value);
 
+/* a line that is no section, key or comment: said alike wherever it is */
+static void syntax_error(struct parse_state *st, int line)
+{
+	enum section_kind sec = st->sec;
+
+	st->sec = SEC_NONE;
+	add_error(st, line, "syntax error: expected '[section]', 'key = value' or a comment");
+	st->sec = sec;
+}
+
 /*
  * A line longer than inih's fixed buffer (Debian builds it with 200 bytes,
  * and its ini_max_line knob is not read): parse it here as inih would, a
@@ -109,8 +119,7 @@ static void long_line(struct parse_state *st, char *line)
 		return;
 	sep = strpbrk(p, "=:");
 	if (*p == '[' || !sep) {
-		add_error(st, st->line, "syntax error: expected '[section]', 'key = value' or "
-			  "a comment");
+		syntax_error(st, st->line);
 		return;
 	}
 	*sep = '\0';
@@ -223,11 +232,17 @@ static char *config_reader(char *str, int num, void *stream)
 			*close = '\0';
 			section_begin(st, p + 1);
 		} else {
-			/* inih reports the syntax error; keys below belong nowhere */
+			/* keys below belong nowhere */
 			st->sec = SEC_BAD;
 			st->cur = NULL;
 			st->dev = NULL;
+			syntax_error(st, st->line);
+			snprintf(str, num, "#\n");
 		}
+	} else if (*p && *p != ';' && *p != '#' && !strpbrk(p, "=:")) {
+		/* inih stops counting at its first error: every such line is named here */
+		syntax_error(st, st->line);
+		snprintf(str, num, "#\n");
 	}
 	return str;
 }
@@ -371,9 +386,7 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 			if (!strncmp(errs->msgs[i], prefix, strlen(prefix)))
 				seen = true;
 		if (!seen) {
-			st.sec = SEC_NONE;
-			add_error(&st, ret, "syntax error: expected '[section]', "
-				  "'key = value' or a comment");
+			syntax_error(&st, ret);
 		}
 	}
 	for (int i = 0; i < cfg->nr_pipelines; i++)

@@ -605,6 +605,29 @@ static void syntax_errors_name_the_line(void **state)
 		     "test.conf:1: syntax error: expected '[section]', 'key = value' or a comment");
 }
 
+/* inih returns only its first error line: each later one is named too, in order */
+static void every_syntax_error_is_named_not_only_the_first(void **state)
+{
+	static const char *const want[] = {
+		"test.conf:2: syntax error: expected '[section]', 'key = value' or a comment",
+		"test.conf:3: [daemon]: unknown key 'bogus'",
+		"test.conf:4: syntax error: expected '[section]', 'key = value' or a comment",
+		"test.conf:5: syntax error: expected '[section]', 'key = value' or a comment",
+		"test.conf:6: syntax error: expected '[section]', 'key = value' or a comment",
+	};
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "[daemon]\nqueue_depth 4\nbogus = 1\nblock_size\n[pipeline p\nfoo\n");
+	if (p.errs.nr != 5)
+		dump(&p);
+	assert_int_equal(p.ret, -EINVAL);
+	assert_int_equal(p.errs.nr, 5);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(p.errs.msgs[i], want[i]);
+	done(&p);
+}
+
 /* a PATH_MAX path fits on one line; inih's stock 200-byte buffer refused 197+ */
 static void a_path_of_path_max_bytes_is_accepted(void **state)
 {
@@ -1040,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(duplicate_keys_are_errors),
 		cmocka_unit_test(keys_before_any_section_are_errors),
 		cmocka_unit_test(syntax_errors_name_the_line),
+		cmocka_unit_test(every_syntax_error_is_named_not_only_the_first),
 		cmocka_unit_test(a_path_of_path_max_bytes_is_accepted),
 		cmocka_unit_test(lines_longer_than_path_max_and_a_key_are_errors),
 		cmocka_unit_test(transform_is_required),
