@@ -382,18 +382,35 @@ static void daemon_reload(struct daemon *d)
 
 /* ---- main loop ---- */
 
+/* what the main loop reads from its signalfd */
+static void daemon_signal_set(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGUSR1);
+}
+
+/*
+ * Blocked first thing, before any thread starts (they all inherit the
+ * mask): one that comes while the configuration is read (-c - waits for
+ * its end) waits for the main loop, where it reloads or stops. Left to its
+ * default, a SIGHUP then killed the daemon.
+ */
+static void daemon_signals_block(void)
+{
+	sigset_t mask;
+
+	daemon_signal_set(&mask);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+}
+
 static int daemon_signals(struct daemon *d)
 {
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGUSR1);
-	/* blocked before any thread starts, so they all inherit the mask */
-	if (pthread_sigmask(SIG_BLOCK, &mask, NULL))
-		return -errno;
+	daemon_signal_set(&mask);
 	signal(SIGPIPE, SIG_IGN);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return d->sigfd < 0 ? -errno : 0;
@@ -481,6 +498,7 @@ int daemon_main(const struct daemon_options *opts)
 	char *abs;
 	int ret;
 
+	daemon_signals_block();
 	/* `reload` compares the file from its own directory: it is named absolute */
 	abs = opts->config_text || !strcmp(opts->config_path, "-") ? NULL :
 	      config_absolute_path(opts->config_path);

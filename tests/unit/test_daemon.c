@@ -864,6 +864,58 @@ static void a_fifo_as_the_config_is_refused_not_waited_on(void **state)
 	free(fifo);
 }
 
+/* SigBlk of @pid in /proc holds SIGHUP: the daemon has blocked its signals */
+static bool hup_blocked(pid_t pid)
+{
+	char path[64], *text, *blk;
+	bool yes;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = slurp(path);
+	blk = strstr(text, "SigBlk:");
+	yes = blk && strtoull(blk + 7, NULL, 16) & (1ULL << (SIGHUP - 1));
+	free(text);
+	return yes;
+}
+
+/*
+ * -c - reads its configuration to the end before it starts: a SIGHUP and a
+ * SIGTERM sent meanwhile are handled by the main loop (ignored, a stop),
+ * not the defaults that killed the daemon (exit 129)
+ */
+static void a_signal_while_the_config_is_read_waits_for_the_main_loop(void **state)
+{
+	struct fx *f = *state;
+	char *fifo = tu_path(f->dir, "in"), cmd[9000], *text;
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	size_t len;
+	pid_t pid;
+	int w;
+
+	make_src(f, "src", 64 << 20, 45);
+	write_conf(f, "block_size = 4K\nqueue_depth = 1\n", BIG_COPY);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* read and write: opening it does not wait, and its close is the end */
+	w = open(fifo, O_RDWR | O_CLOEXEC);
+	assert_true(w >= 0);
+	snprintf(cmd, sizeof(cmd), "exec %s -c - --once < %s", IOU_BIN, fifo);
+	pid = spawn(f, argv);
+	for (int i = 0; i < 200 && !hup_blocked(pid); i++)
+		usleep(10000);
+	kill(pid, SIGHUP);
+	kill(pid, SIGTERM);
+	text = tu_read_file(f->conf, &len);
+	assert_non_null(text);
+	assert_int_equal(write(w, text, len), (ssize_t)len);
+	close(w);
+	assert_int_equal(wait_exit(pid, 30), 3);
+	assert_true(file_has(f->err, "a configuration from stdin has no file to read again; "
+			     "SIGHUP ignored"));
+	assert_true(file_has(f->err, "stopped before every pipeline finished"));
+	free(text);
+	free(fifo);
+}
+
 /*
  * dest_offset past the end of the destination leaves a hole the copy never
  * writes: only the bytes it writes need room (was: 64 MiB + 2 MiB needed of
@@ -1652,6 +1704,9 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_fifo_as_the_config_is_refused_not_waited_on,
 						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_signal_while_the_config_is_read_waits_for_the_main_loop, fx_setup,
+			fx_teardown),
 		cmocka_unit_test_setup_teardown(reload_refuses_another_file_and_a_bad_pid,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_source_written_mid_copy_says_what_moved, fx_setup,
