@@ -522,7 +522,8 @@ int daemon_main(const struct daemon_options *opts)
 		char msg[4600];
 		struct stat a, b;
 
-		ret = daemon_dir_prepare(key, dir, i ? 0755 : 0700, msg, sizeof(msg));
+		ret = daemon_dir_prepare(key, dir, i ? 0755 : 0700, opts->config_text != NULL, msg,
+					 sizeof(msg));
 		/* one directory for both is held once */
 		if (!ret && !(i && stat(d.cfg.state_dir, &a) == 0 && stat(dir, &b) == 0 &&
 			      a.st_dev == b.st_dev && a.st_ino == b.st_ino))

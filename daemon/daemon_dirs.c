@@ -6,6 +6,7 @@
  * daemons on one state_dir overwrite each other's checkpoints).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,37 +54,55 @@ static int probe_writable(const char *dir)
 	return 0;
 }
 
-static int usable(const char *key, const char *dir, char *msg, size_t len)
+/*
+ * what sets @key's directory: a one-shot command has no [daemon] section,
+ * its --state-dir sets both
+ */
+static const char *set_by(const char *key, bool oneshot, char *buf, size_t len)
 {
+	if (oneshot)
+		return "give another with --state-dir=DIR";
+	snprintf(buf, len, "set %s in [daemon]", key);
+	return buf;
+}
+
+static int usable(const char *key, const char *dir, bool oneshot, char *msg, size_t len)
+{
+	char how[64];
 	struct stat st;
 	int ret;
 
 	if (stat(dir, &st) < 0) {
 		ret = -errno;
-		snprintf(msg, len, "%s %s: %s", key, dir, strerror(-ret));
+		snprintf(msg, len, "%s %s: %s (%s)", key, dir, strerror(-ret),
+			 set_by(key, oneshot, how, sizeof(how)));
 		return ret;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(msg, len, "%s %s is not a directory (set %s in [daemon])", key, dir, key);
+		snprintf(msg, len, "%s %s is not a directory (%s)", key, dir,
+			 set_by(key, oneshot, how, sizeof(how)));
 		return -ENOTDIR;
 	}
 	ret = probe_writable(dir);
 	if (ret)
-		snprintf(msg, len, "%s %s cannot hold the daemon's files: %s (set %s in [daemon], "
-			 "or run as a user who can write there)", key, dir, strerror(-ret), key);
+		snprintf(msg, len, "%s %s cannot hold the daemon's files: %s (%s, or run as a "
+			 "user who can write there)", key, dir, strerror(-ret),
+			 set_by(key, oneshot, how, sizeof(how)));
 	return ret;
 }
 
-int daemon_dir_prepare(const char *key, const char *dir, mode_t mode, char *msg, size_t len)
+int daemon_dir_prepare(const char *key, const char *dir, mode_t mode, bool oneshot, char *msg,
+		       size_t len)
 {
 	int ret = mkdir_p(dir, mode);
+	char how[64];
 
 	if (ret && ret != -ENOTDIR && ret != -EEXIST) {
-		snprintf(msg, len, "cannot create %s %s: %s (set %s in [daemon], or run as a user "
-			 "who can write there)", key, dir, strerror(-ret), key);
+		snprintf(msg, len, "cannot create %s %s: %s (%s, or run as a user who can write "
+			 "there)", key, dir, strerror(-ret), set_by(key, oneshot, how, sizeof(how)));
 		return ret;
 	}
-	return usable(key, dir, msg, len);
+	return usable(key, dir, oneshot, msg, len);
 }
 
 int daemon_dir_check(const char *key, const char *dir, char *msg, size_t len)
@@ -96,7 +115,7 @@ int daemon_dir_check(const char *key, const char *dir, char *msg, size_t len)
 		return -ENOMEM;
 	if (stat(dir, &st) == 0 || errno != ENOENT) {
 		free(up);
-		return usable(key, dir, msg, len);
+		return usable(key, dir, false, msg, len);
 	}
 	/* not there yet: the start makes it in the nearest directory that is */
 	while ((slash = strrchr(up, '/')) && slash != up) {

@@ -6,11 +6,16 @@
  * state_dir and runtime_dir (@key names which, for the messages). Each
  * returns 0, or -errno with what is wrong, and the key that sets it, in @msg.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-/* made if missing (@mode), a directory, and a file can be made in it */
-int daemon_dir_prepare(const char *key, const char *dir, mode_t mode, char *msg, size_t len);
+/*
+ * made if missing (@mode), a directory, and a file can be made in it;
+ * @oneshot: a one-shot command's, whose messages name --state-dir
+ */
+int daemon_dir_prepare(const char *key, const char *dir, mode_t mode, bool oneshot, char *msg,
+		       size_t len);
 /* --check-config --open: what daemon_dir_prepare() would find, changing nothing */
 int daemon_dir_check(const char *key, const char *dir, char *msg, size_t len);
 /*

@@ -145,6 +145,24 @@ static void a_one_shot_over_memlock_is_told_its_options(void **state)
 	free(text);
 }
 
+/* a one-shot has no [daemon] section: a --state-dir it cannot use is told by the option */
+static void a_one_shot_state_dir_it_cannot_use_names_the_option(void **state)
+{
+	struct fx *f = *state;
+	char *file = p(f, "afile");
+	char *argv[] = { IOU_BIN, "copy", "--engine=uring", "--state-dir", file, p(f, "src"),
+			 p(f, "dst"), NULL };
+	char *text;
+
+	make_src(f, "src", 1 << 20, 98);
+	make_src(f, "afile", 10, 99);
+	assert_int_equal(run_bin(f, argv), 1);
+	assert_true(file_has(f->err, "Not a directory (give another with --state-dir=DIR)"));
+	text = slurp(f->err);
+	assert_null(strstr(text, "[daemon]"));
+	free(text);
+}
+
 static void stripe_then_gather_destripe_gives_the_source_back(void **state)
 {
 	struct fx *f = *state;
@@ -388,6 +406,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_same_command_twice_at_once_says_it_is_running,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_one_shot_over_memlock_is_told_its_options,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_one_shot_state_dir_it_cannot_use_names_the_option,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_sparse_source_gives_a_sparse_destination,
 						fx_setup, fx_teardown),
