@@ -97,6 +97,17 @@ dev_daemon() {	# start the devices' daemon; wait until both serve
 	for i in $(seq 300); do devs_serve && return 0; sleep 0.2; done
 	return 1
 }
+map_dirty() {	# DEVICE REGIONS [disk]: regions dirty in its sums file (the map: page 1, a
+	# byte each); disk: the block as the disk holds it, read from the disk
+	# itself (a direct read of the file would write its dirty pages first)
+	local f=$M/dstate/device-$1.integrity blk
+	if [ -n "${3:-}" ]; then
+		blk=$(debugfs -R "bmap /dstate/device-$1.integrity 1" "$dev" 2>/dev/null | tail -1)
+		dd if="$dev" bs=4096 skip="${blk:-0}" count=1 iflag=direct status=none
+	else
+		dd if="$f" bs=4096 skip=1 count=1 status=none
+	fi | python3 -c 'import sys; print(sum(sys.stdin.buffer.read(int(sys.argv[1]))))' "$2" 2>/dev/null
+}
 dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it until the reset
 	local d i
 	check "the integrity devices' daemon serves rlin and rmir" dev_daemon
@@ -104,6 +115,20 @@ dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it u
 		check "$d: 4 MiB written and flushed (oflag=direct conv=fsync)" \
 			dd if="$M/pattern" of="$(dst $d path)" bs=1M oflag=direct conv=fsync status=none
 	done
+	# a region is cleared at a flush once it has been quiet 5 s, and that
+	# clean mark reaches the disk with the next flush's sync: after both,
+	# the map on disk is clean, so only the writes to come can make a region
+	# dirty there, and only if the daemon marks them durably first
+	sleep 5.5
+	for d in $DEVS; do sync "$(dst $d path)"; sync "$(dst $d path)"; done
+	check "the dirty maps are clean before fio writes (a new device starts with every region dirty)" \
+		eval '[ "$(map_dirty rlin 32)" = 0 ] && [ "$(map_dirty rmir 16)" = 0 ]'
+	# the kernel's own writeback off from here: what survives the reset is
+	# what the daemons made durable themselves (a dirty mark left in the page
+	# cache was written back in time by the flusher, and passed for durable)
+	echo 0 > /proc/sys/vm/dirty_writeback_centisecs
+	echo 360000 > /proc/sys/vm/dirty_expire_centisecs
+	echo $((1 << 30)) > /proc/sys/vm/dirty_background_bytes
 	# past the flushed 4 MiB to the device's end (linear 32 MiB, mirror 16 MiB)
 	for d in $DEVS; do
 		fio --name=reset-$d --filename="$(dst $d path)" --ioengine=io_uring --direct=1 \
@@ -115,6 +140,12 @@ dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it u
 	check "fio is writing to both devices (1 MiB past the flushed 4 MiB each: rlin $(dst rlin bytes_written), rmir $(dst rmir bytes_written) bytes)" \
 		devs_written $((5 * MiB))
 	check "both fio writers are still running" eval '[ "$(jobs -rp | wc -l)" -ge 2 ]'
+	# what boot 2 relies on, read past the page cache: no flush has come
+	# since the maps were clean, so only the daemon's own marks put it there
+	local dl dm
+	dl=$(map_dirty rlin 32 disk) dm=$(map_dirty rmir 16 disk)
+	check "the regions fio is writing are dirty in the maps on disk (rlin $dl, rmir $dm), marked durably before their first writes" \
+		eval '[ "${dl:-0}" -gt 0 ] && [ "${dm:-0}" -gt 0 ]'
 }
 dev_recover() {	# boot 2: restart the devices' daemon and check what it serves
 	local d path
@@ -123,6 +154,9 @@ dev_recover() {	# boot 2: restart the devices' daemon and check what it serves
 	note "regions summed anew at the start: rlin $(dst rlin recomputed), rmir $(dst rmir recomputed)"
 	check "the regions being written at the reset were dirty in the sums file and summed anew" eval \
 		'[ "$(dst rlin recomputed)" -gt 0 ] && [ "$(dst rmir recomputed)" -gt 0 ]'
+	# fio wrote past the first 4 MiB only: those four regions were clean
+	check "only regions fio wrote were summed anew (rlin at most 28 of 32, rmir at most 12 of 16)" eval \
+		'[ "$(dst rlin recomputed)" -le 28 ] && [ "$(dst rmir recomputed)" -le 12 ]'
 	for d in $DEVS; do
 		path=$(dst $d path)
 		check "$d: every block reads after the reset (no false EIO)" \
