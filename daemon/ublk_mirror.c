@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "full_io.h"
 #include "human.h"
 #include "kv.h"
 #include "log.h"
@@ -208,34 +209,6 @@ static bool window_wait(struct ublk_dev *d, uint64_t seq)
 			return false;
 		usleep(200);
 	}
-}
-
-static int full_pread(int fd, char *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, off);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= n;
-		off += n;
-	}
-	return 0;
-}
-
-static int full_pwrite(int fd, const char *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= n;
-		off += n;
-	}
-	return 0;
 }
 
 static int targets_left(struct ublk_dev *d)

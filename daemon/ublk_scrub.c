@@ -15,6 +15,7 @@
 
 #include "checksum.h"
 #include "clock.h"
+#include "full_io.h"
 #include "human.h"
 #include "kv.h"
 #include "log.h"
@@ -59,7 +60,7 @@ static bool scrub_repair(struct ublk_dev *d, uint64_t off, int a, const char *pa
 			 const char *px)
 {
 	uint32_t want, prev, ca, cx;
-	int to;
+	int to, ret;
 	const char *from;
 
 	if (!d->sums || !ublk_sums_expected(d, off / UBLK_SUM_BLOCK, &want, &prev))
@@ -75,9 +76,10 @@ static bool scrub_repair(struct ublk_dev *d, uint64_t off, int a, const char *pa
 	} else {
 		return false;
 	}
-	if (pwrite(d->member_fd[to], from, UBLK_SUM_BLOCK, off) != UBLK_SUM_BLOCK) {
+	ret = full_pwrite(d->member_fd[to], from, UBLK_SUM_BLOCK, off);
+	if (ret) {
 		log_err("device %s: scrub: rewriting %s at %" PRIu64 ": %s", d->cfg.name,
-			d->cfg.backing[to], off, strerror(errno));
+			d->cfg.backing[to], off, strerror(-ret));
 		return false;
 	}
 	log_notice("device %s: scrub: %s at %" PRIu64 " rewritten from %s (crc32c %08x agrees "
@@ -94,6 +96,7 @@ static void *scrub_thread(void *arg)
 	uint64_t pos = 0, size = d->cfg.size, t0 = clock_mono_ns(), logged = 0;
 	int legs[CONFIG_MAX_FILES], nr = scrub_legs(d, legs);
 	char *a = NULL, *x = NULL, why[256] = "", done[32];
+	int ret;
 
 	v.files = nr;
 	if (posix_memalign((void **)&a, 4096, CHUNK) || posix_memalign((void **)&x, 4096, CHUNK)) {
@@ -110,16 +113,16 @@ static void *scrub_thread(void *arg)
 			usleep(200);
 		if (!acked)
 			break;
-		if (pread(d->member_fd[legs[0]], a, len, pos) != (ssize_t)len) {
-			snprintf(why, sizeof(why), "reading %s at %" PRIu64 " failed",
-				 d->cfg.backing[legs[0]], pos);
+		if ((ret = full_pread(d->member_fd[legs[0]], a, len, pos))) {
+			snprintf(why, sizeof(why), "reading %s at %" PRIu64 " failed: %s",
+				 d->cfg.backing[legs[0]], pos, strerror(-ret));
 			v.failed = 1;
 			break;
 		}
 		for (int k = 1; k < nr && !v.failed; k++) {
-			if (pread(d->member_fd[legs[k]], x, len, pos) != (ssize_t)len) {
-				snprintf(why, sizeof(why), "reading %s at %" PRIu64 " failed",
-					 d->cfg.backing[legs[k]], pos);
+			if ((ret = full_pread(d->member_fd[legs[k]], x, len, pos))) {
+				snprintf(why, sizeof(why), "reading %s at %" PRIu64 " failed: %s",
+					 d->cfg.backing[legs[k]], pos, strerror(-ret));
 				v.failed = 1;
 				break;
 			}

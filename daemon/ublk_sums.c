@@ -17,6 +17,7 @@
 #include "bpf_loader.h"
 #include "checksum.h"
 #include "clock.h"
+#include "full_io.h"
 #include "log.h"
 #include "ublk_dev.h"
 #include "ublk_recover.h"
@@ -36,38 +37,6 @@ void ublk_sums_span(uint64_t off, uint32_t len, uint64_t *first, uint32_t *nr)
 static uint64_t now_ms(void)
 {
 	return clock_mono_ns() / 1000000;
-}
-
-static int full_pwrite(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		len -= n;
-		off += n;
-	}
-	return 0;
-}
-
-static int full_pread(int fd, void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ENODATA;
-		buf = (char *)buf + n;
-		len -= n;
-		off += n;
-	}
-	return 0;
 }
 
 /* the map's bytes for regions [@lo, @hi) into the file (not synced) */
