@@ -99,7 +99,7 @@ bench-scale: image ## time and CPU per GiB at 1, 4, 16 GiB and 1, 2, 4 pipelines
 bench-profile: image ## perf record of the engines on stripe and copy (also stripe-multi, destripe-multi: the gathers; tmpfs, or brd with PROFILE_MEDIA=brd), or of their start-up with PROFILE_TRANSFORMS=startup (a copy) or startup-gather (a gathered stripe: the BPF loads) (guest; builds perf from the kernel tree)
 	@tests/bench/run-bench.sh profile
 
-bench-ublk: image ## ublk linear/stripe/mirror (zero copy and copy; bpf and uring engines; stripe gather vs per-unit; integrity = crc32c vs none) against dm-linear/stripe/raid1 on the same ram disks: IOPS at 4K qd1/qd32, MiB/s at 1M, CPU per I/O, bytes copied per byte served; table, JSON, plot (guest)
+bench-ublk: image ## ublk linear/stripe/mirror (zero copy and copy; bpf and uring engines; stripe gather vs per-unit; integrity = crc32c vs none, beside dm over dm-integrity) against dm-linear/stripe/raid1 on the same ram disks: IOPS at 4K qd1/qd32, MiB/s at 1M, CPU per I/O, bytes copied per byte served; table, JSON, plot (guest)
 	@tests/bench/run-bench.sh ublk
 
 clean-image: ## drop the built guest image (the kernel and caches stay)
