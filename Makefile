@@ -23,7 +23,7 @@ kernel: deps ## extract Debian linux-source-6.12, apply kernel-patches/series, b
 kernel-bisect: kernel ## apply the series patch by patch and build each prefix
 	@scripts/kernel-bisect.sh
 
-liburing-test: image ## liburing's own tests (upstream, static) in the guest on this kernel and on base without the series; prints tests failing only with the series (hours under TCG: not in make test)
+liburing-test: image ## liburing's own tests (upstream, static) in the guest on this kernel and on base without the series; prints tests failing only with the series (about 30 min under TCG with base's build and run: not in make test)
 	@scripts/liburing-test.sh
 
 kernel-export: ## write the commits base..dev of $(BUILD_ROOT)/linux back into kernel-patches/

@@ -5,8 +5,10 @@
 # tests that fail only with the series are printed; there must be none.
 # Every test runs with the series; on base only those that failed with the
 # series run (LIBURING_BASE=all: every test), and when none failed, base is
-# neither built nor booted: a guest run of every test takes an hour or more
-# under TCG, so this halves the time when the series is clean.
+# neither built nor booted. Under TCG every test took 16 min on 2026-12-07
+# (liburing 27255f4c, 256 tests, 120 s each at most: 6 socket tests the
+# guest cannot run, it has no CONFIG_INET, ran out their time), and base
+# the 47 that failed 12 min, with a base kernel to build.
 #
 # liburing is cloned under $BUILD_ROOT/liburing (never into this
 # repository) and built there; its test binaries reach the guest on an ext4
