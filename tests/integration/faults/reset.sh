@@ -123,9 +123,8 @@ dev_start_writing() {	# boot 1: 4 MiB flushed on each device, then fio past it u
 	for d in $DEVS; do sync "$(dst $d path)"; sync "$(dst $d path)"; done
 	check "the dirty maps are clean before fio writes (a new device starts with every region dirty)" \
 		eval '[ "$(map_dirty rlin 32)" = 0 ] && [ "$(map_dirty rmir 16)" = 0 ]'
-	# the kernel's own writeback off from here: what survives the reset is
-	# what the daemons made durable themselves (a dirty mark left in the page
-	# cache was written back in time by the flusher, and passed for durable)
+	# the kernel's own writeback off from here, so the marks found on the
+	# disk below are the daemon's doing, not the flusher's
 	echo 0 > /proc/sys/vm/dirty_writeback_centisecs
 	echo 360000 > /proc/sys/vm/dirty_expire_centisecs
 	echo $((1 << 30)) > /proc/sys/vm/dirty_background_bytes
