@@ -51,7 +51,8 @@
 # "1 2", runs each ublk configuration with each count: what a second queue buys),
 # UBLK_PROFILE (the workload profiled: "4k-qd32"; "none" for no profile),
 # UBLK_INTEGRITY ("none"; "crc32c": each target's bpf zero-copy device again
-# with integrity = crc32c, and dm over dm-integrity members; the profile
+# with integrity = crc32c (at each UBLK_QUEUES count), and dm over
+# dm-integrity members; the profile
 # then covers both of them too).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -279,7 +280,10 @@ for tf in $UBLK_TARGETS; do
 	# integrity: on the bpf engine's zero-copy path only (the sums need both),
 	# and dm over dm-integrity members beside it
 	for i in $UBLK_INTEGRITY; do
-		[ "$i" = none ] || [ "$tf" = stripe-gather ] || configs+=("dm|$tf|-|-|-|$i" "ublk|$tf|bpf|zero-copy|1|$i")
+		{ [ "$i" = none ] || [ "$tf" = stripe-gather ]; } && continue
+		configs+=("dm|$tf|-|-|-|$i")
+		# a queue sums on its own thread: UBLK_QUEUES says on how many
+		for q in $UBLK_QUEUES; do configs+=("ublk|$tf|bpf|zero-copy|$q|$i"); done
 	done
 done
 declare -A FAILED=() RUNS=() RANPATH=()
