@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../bpf-ops/iou_ops.h"
 #include "claims.h"
 #include "config_int.h"
 #include "plan.h"
@@ -168,6 +169,16 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 			  "integrity = %s: on zero copy summed by IORING_OP_BPF, which engine = uring "
 			  "does not use (expected engine = auto or bpf, or data_path = copy: ISA-L on "
 			  "the tag buffers)", checksum_kind_to_string(dc->integrity));
+	/* zero copy: the sums of every queue's requests in flight share the program's sums[] */
+	if (dc->integrity != CHECKSUM_NONE && dc->data_path != DATA_PATH_COPY &&
+	    (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096) > IOU_SUMS_MAX)
+		add_error(st, dc->key_line[K_NR_QUEUES] ?: dc->key_line[K_INTEGRITY],
+			  "integrity = %s: nr_queues x queue_depth x max_io_size / 4K = %" PRIu64
+			  " sums in flight, where the BPF program holds %u (expected a smaller "
+			  "nr_queues, queue_depth or max_io_size, or data_path = copy)",
+			  checksum_kind_to_string(dc->integrity),
+			  (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096),
+			  IOU_SUMS_MAX);
 	/* a sum per 4 KiB: no request may cover part of one (dm-integrity's block_size) */
 	if (dc->integrity != CHECKSUM_NONE && dc->key_line[K_LOGICAL_BLOCK_SIZE] &&
 	    dc->logical_block_size != 4096)
