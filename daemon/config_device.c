@@ -169,16 +169,6 @@ static void device_check_keys(struct parse_state *st, struct device_config *dc)
 			  "integrity = %s: on zero copy summed by IORING_OP_BPF, which engine = uring "
 			  "does not use (expected engine = auto or bpf, or data_path = copy: ISA-L on "
 			  "the tag buffers)", checksum_kind_to_string(dc->integrity));
-	/* zero copy: the sums of every queue's requests in flight share the program's sums[] */
-	if (dc->integrity != CHECKSUM_NONE && dc->data_path != DATA_PATH_COPY &&
-	    (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096) > IOU_SUMS_MAX)
-		add_error(st, dc->key_line[K_NR_QUEUES] ?: dc->key_line[K_INTEGRITY],
-			  "integrity = %s: nr_queues x queue_depth x max_io_size / 4K = %" PRIu64
-			  " sums in flight, where the BPF program holds %u (expected a smaller "
-			  "nr_queues, queue_depth or max_io_size, or data_path = copy)",
-			  checksum_kind_to_string(dc->integrity),
-			  (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096),
-			  IOU_SUMS_MAX);
 	/* a sum per 4 KiB: no request may cover part of one (dm-integrity's block_size) */
 	if (dc->integrity != CHECKSUM_NONE && dc->key_line[K_LOGICAL_BLOCK_SIZE] &&
 	    dc->logical_block_size != 4096)
@@ -336,6 +326,36 @@ static void device_against_pipelines(struct parse_state *st, struct daemon_confi
 	}
 }
 
+/*
+ * Zero copy: the sums of every integrity device's requests in flight share
+ * the one BPF program's sums[] (one object per daemon): said at the device
+ * whose queues pass it.
+ */
+static void devices_check_sums(struct parse_state *st, const struct daemon_config *cfg)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < cfg->nr_devices; i++) {
+		const struct device_config *dc = &cfg->devices[i];
+		uint64_t n = (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096);
+
+		if (dc->integrity == CHECKSUM_NONE || dc->data_path == DATA_PATH_COPY)
+			continue;
+		total += n;
+		if (total <= IOU_SUMS_MAX)
+			continue;
+		st->sec = SEC_DEVICE;
+		st->dev = (struct device_config *)dc;
+		add_error(st, dc->key_line[K_NR_QUEUES] ?: dc->key_line[K_INTEGRITY],
+			  "integrity = %s: nr_queues x queue_depth x max_io_size / 4K = %" PRIu64
+			  " sums in flight (%" PRIu64 " with the integrity devices before it), where "
+			  "the BPF program holds %u (expected a smaller nr_queues, queue_depth or "
+			  "max_io_size, or data_path = copy)", checksum_kind_to_string(dc->integrity),
+			  n, total, IOU_SUMS_MAX);
+		total -= n;
+	}
+}
+
 /* no backing file is another device's, the same device's twice, or a pipeline's */
 int devices_check_claims(struct parse_state *st, struct daemon_config *cfg)
 {
@@ -344,6 +364,7 @@ int devices_check_claims(struct parse_state *st, struct daemon_config *cfg)
 
 	if (!cfg->nr_devices)
 		return 0;
+	devices_check_sums(st, cfg);
 	c = calloc(cfg->nr_devices, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

@@ -325,11 +325,19 @@ static void integrity_on_a_device_needs_the_requests_pages_and_iouring_op_bpf(vo
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
 		     "queue_depth = 64\nmax_io_size = 1M\nnr_queues = 2\n", "test.conf:7: [device d]: ",
 		     "integrity = crc32c: nr_queues x queue_depth x max_io_size / 4K = 32768 sums in "
-		     "flight, where the BPF program holds 16384");
+		     "flight (32768 with the integrity devices before it), where the BPF program "
+		     "holds 16384");
 	parse(&p, "[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
 	      "queue_depth = 32\nmax_io_size = 1M\nnr_queues = 2\n");
 	assert_int_equal(p.ret, 0);
 	done(&p);
+	/* ...and all devices together: the program is one per daemon */
+	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
+		     "queue_depth = 64\nmax_io_size = 1M\n[device e]\ntarget = linear\n"
+		     "backing = @D/b\nintegrity = crc32c\nqueue_depth = 64\nmax_io_size = 1M\n",
+		     "test.conf:10: [device e]: ", "integrity = crc32c: nr_queues x queue_depth x "
+		     "max_io_size / 4K = 16384 sums in flight (32768 with the integrity devices "
+		     "before it), where the BPF program holds 16384");
 	/* the pipelines' key, named for what a device takes instead */
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nchecksum = crc32c\n",
 		     "test.conf:4: [device d]: ", "key 'checksum' is not valid in [device NAME] "
