@@ -36,8 +36,15 @@ enum iou_op_id {
 	IOU_OP_ID_MAX = IOU_OP_ID_SUM,
 };
 
-/* entries of sums[]: one per chain in flight, over every ring of the daemon */
-#define IOU_SUMS_MAX		16384
+/*
+ * entries of sums[] (512 KiB of .bss), one per block in flight over every
+ * ring of the daemon: the first IOU_SUMS_DEVICES for the integrity devices'
+ * queues (their configuration is refused past it: on zero copy nothing
+ * else can sum their requests), the rest for the pipelines' chains (which
+ * sum in userspace when it is full), so no pipeline takes a device's
+ */
+#define IOU_SUMS_MAX		(1u << 17)
+#define IOU_SUMS_DEVICES	(IOU_SUMS_MAX - 16384)
 
 /*
  * where the op id sits in sqe->bpf_op_flags: the patched uapi's

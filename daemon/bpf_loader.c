@@ -426,13 +426,14 @@ bool bpf_loader_has_crc32c(void)
 	return bpf_loader_kernel_structs(name, 1, &found) > 0 && found;
 }
 
-int bpf_sums_alloc(unsigned int n)
+int bpf_sums_alloc(unsigned int n, bool device)
 {
+	unsigned int lo = device ? 0 : IOU_SUMS_DEVICES, hi = device ? IOU_SUMS_DEVICES : IOU_SUMS_MAX;
 	int base = -ENOSPC;
 
 	pthread_mutex_lock(&progs.lock);
 	/* first fit over the bitmap: a run of @n free entries */
-	for (unsigned int i = 0, run = 0; i < IOU_SUMS_MAX && base < 0; i++) {
+	for (unsigned int i = lo, run = 0; i < hi && base < 0; i++) {
 		run = progs.sums_used[i / 64] & (1ULL << (i % 64)) ? 0 : run + 1;
 		if (run == n) {
 			base = i + 1 - n;

@@ -36,11 +36,12 @@ int bpf_loader_kernel_structs(const char *const *names, int n, bool *found);
 /* does the running kernel have uring_bpf_crc32c() (IOU_OP_ID_SUM)? */
 bool bpf_loader_has_crc32c(void);
 /*
- * @n consecutive entries of the programs' sums[] for one ring's chains:
+ * @n consecutive entries of the programs' sums[] for one ring's chains,
+ * from the devices' part (@device) or the pipelines' (IOU_SUMS_DEVICES):
  * the first, or -ENOSPC; given back when the ring goes. bpf_sums_get():
  * an entry's CRC32C, once the IOU_OP_ID_SUM request that names it completed
  */
-int bpf_sums_alloc(unsigned int n);
+int bpf_sums_alloc(unsigned int n, bool device);
 void bpf_sums_free(int base, unsigned int n);
 uint32_t bpf_sums_get(unsigned int idx);
 /* BPF objects loaded (so verified) by this daemon so far: at most 2 */

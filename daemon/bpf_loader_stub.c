@@ -79,9 +79,10 @@ bool bpf_loader_has_crc32c(void)
 	return false;
 }
 
-int bpf_sums_alloc(unsigned int n)
+int bpf_sums_alloc(unsigned int n, bool device)
 {
 	(void)n;
+	(void)device;
 	return -EOPNOTSUPP;
 }
 

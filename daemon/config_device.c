@@ -342,16 +342,16 @@ static void devices_check_sums(struct parse_state *st, const struct daemon_confi
 		if (dc->integrity == CHECKSUM_NONE || dc->data_path == DATA_PATH_COPY)
 			continue;
 		total += n;
-		if (total <= IOU_SUMS_MAX)
+		if (total <= IOU_SUMS_DEVICES)
 			continue;
 		st->sec = SEC_DEVICE;
 		st->dev = (struct device_config *)dc;
 		add_error(st, dc->key_line[K_NR_QUEUES] ?: dc->key_line[K_INTEGRITY],
 			  "integrity = %s: nr_queues x queue_depth x max_io_size / 4K = %" PRIu64
 			  " sums in flight (%" PRIu64 " with the integrity devices before it), where "
-			  "the BPF program holds %u (expected a smaller nr_queues, queue_depth or "
+			  "the BPF program holds %u for devices (expected a smaller nr_queues, queue_depth or "
 			  "max_io_size, or data_path = copy)", checksum_kind_to_string(dc->integrity),
-			  n, total, IOU_SUMS_MAX);
+			  n, total, IOU_SUMS_DEVICES);
 		total -= n;
 	}
 }

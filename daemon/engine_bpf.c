@@ -258,7 +258,7 @@ static int bpf_attach(struct pipeline_run *pr)
 		return pipeline_fail(pr, ret, "cannot attach the BPF ops to the ring: %s", err);
 	pr->engine_priv = h;
 	if (sums) {
-		pr->sums_base = bpf_sums_alloc(pr->nr_chains);
+		pr->sums_base = bpf_sums_alloc(pr->nr_chains, false);
 		pr->sums_kernel = pr->sums_base >= 0;
 		if (!pr->sums_kernel)
 			log_warning("pipeline %s: no room in the programs' sums[] for %d chains: "

@@ -1025,13 +1025,13 @@ static int q_setup(struct ublk_queue *q)
 	if (d->sums && q->zc) {
 		q->sum_descs = calloc((size_t)q->depth * q->sums_per_tag * 2,
 				      sizeof(struct io_bpf_buf_desc));
-		q->sums_base = bpf_sums_alloc(q->depth * q->sums_per_tag);
+		q->sums_base = bpf_sums_alloc(q->depth * q->sums_per_tag, true);
 		if (!q->sum_descs || !q->bad)
 			return -ENOMEM;
 		if (q->sums_base < 0) {
 			log_err("device %s: queue %d: no room for %u sums (queue_depth x max_io_size "
-				"/ 4K; %u in all): a smaller queue_depth or max_io_size",
-				d->cfg.name, q->q_id, q->depth * q->sums_per_tag, IOU_SUMS_MAX);
+				"/ 4K; %u for all devices): a smaller queue_depth or max_io_size",
+				d->cfg.name, q->q_id, q->depth * q->sums_per_tag, IOU_SUMS_DEVICES);
 			return q->sums_base;
 		}
 	}

@@ -321,23 +321,24 @@ static void integrity_on_a_device_needs_the_requests_pages_and_iouring_op_bpf(vo
 	expect_error("[device d]\ntarget = mirror\nbacking = @D/a\nbacking = @D/b\n"
 		     "logical_block_size = 512\nintegrity = crc32c\n", "test.conf:5: [device d]: ",
 		     "logical_block_size = 512: integrity = crc32c sums 4 KiB blocks (expected 4096");
-	/* zero copy: two queues of 64 x 1M need 32768 of the program's 16384 sums */
+	/* zero copy: eight queues of 64 x 1M need 131072 of the devices' 114688 sums */
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
-		     "queue_depth = 64\nmax_io_size = 1M\nnr_queues = 2\n", "test.conf:7: [device d]: ",
-		     "integrity = crc32c: nr_queues x queue_depth x max_io_size / 4K = 32768 sums in "
-		     "flight (32768 with the integrity devices before it), where the BPF program "
-		     "holds 16384");
+		     "queue_depth = 64\nmax_io_size = 1M\nnr_queues = 8\n", "test.conf:7: [device d]: ",
+		     "integrity = crc32c: nr_queues x queue_depth x max_io_size / 4K = 131072 sums in "
+		     "flight (131072 with the integrity devices before it), where the BPF program "
+		     "holds 114688 for devices");
 	parse(&p, "[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
-	      "queue_depth = 32\nmax_io_size = 1M\nnr_queues = 2\n");
+	      "queue_depth = 64\nmax_io_size = 1M\nnr_queues = 7\n");
 	assert_int_equal(p.ret, 0);
 	done(&p);
 	/* ...and all devices together: the program is one per daemon */
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nintegrity = crc32c\n"
-		     "queue_depth = 64\nmax_io_size = 1M\n[device e]\ntarget = linear\n"
-		     "backing = @D/b\nintegrity = crc32c\nqueue_depth = 64\nmax_io_size = 1M\n",
-		     "test.conf:10: [device e]: ", "integrity = crc32c: nr_queues x queue_depth x "
-		     "max_io_size / 4K = 16384 sums in flight (32768 with the integrity devices "
-		     "before it), where the BPF program holds 16384");
+		     "queue_depth = 64\nmax_io_size = 1M\nnr_queues = 4\n[device e]\n"
+		     "target = linear\nbacking = @D/b\nintegrity = crc32c\nqueue_depth = 64\n"
+		     "max_io_size = 1M\nnr_queues = 4\n",
+		     "test.conf:14: [device e]: ", "integrity = crc32c: nr_queues x queue_depth x "
+		     "max_io_size / 4K = 65536 sums in flight (131072 with the integrity devices "
+		     "before it), where the BPF program holds 114688 for devices");
 	/* the pipelines' key, named for what a device takes instead */
 	expect_error("[device d]\ntarget = linear\nbacking = @D/a\nchecksum = crc32c\n",
 		     "test.conf:4: [device d]: ", "key 'checksum' is not valid in [device NAME] "

@@ -6,7 +6,9 @@
 # EIO (linear, stripe) or is read from the other leg and healed (mirror),
 # and fio never sees wrong bytes; a clean stop leaves no dirty region and
 # the sums survive it; kill -9 under fio verify: the dirty regions' sums are
-# taken again at the take-over, no false EIO. Prints TAP. Installed as
+# taken again at the take-over, no false EIO; two queues of 64 x 1M, each
+# with its own sums; a second queue that cannot be set up fails the start
+# cleanly (fail_queue.so), and SIGTERM still ends the daemon. Prints TAP. Installed as
 # usr/lib/iou-offload/tests/<NN>-ublk-integrity/run (NN: tests/vm/suites.list).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -438,6 +440,84 @@ check "every block of each device reads (no false EIO anywhere)" eval \
 systemctl stop iou-offloadd
 check "the mirror's legs are identical after the kill and the take-over" cmp -s "$T/m0" "$T/m1"
 journalctl -u iou-offloadd --no-pager > "$ART/integrity-journal.log" 2>&1
+
+# ---- queues of their own: a daemon outside systemd, its own state ----
+Q=$T/q
+mkdir -p "$Q/state"
+for m in 0 1; do truncate -s $((16 * MiB)) "$T/q$m"; done
+qconf() {	# NAME: $Q/NAME.conf, a linear integrity device of two queues of 64 x 1M over q0 q1
+	sed 's/^[[:space:]]*//' > "$Q/$1.conf" <<-EOF
+	[daemon]
+	state_dir = $Q/state
+	runtime_dir = $Q/state
+	[device $1]
+	target = linear
+	engine = bpf
+	integrity = crc32c
+	nr_queues = 2
+	queue_depth = 64
+	max_io_size = 1M
+	backing = $T/q0
+	backing = $T/q1
+	EOF
+}
+qstop() {	# PID WHAT: SIGTERM ends it within 30 s (its threads noted if not, then SIGKILL)
+	local i
+	kill -TERM "$1" 2>/dev/null
+	for i in $(seq 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.2; done
+	if kill -0 "$1" 2>/dev/null; then
+		nok "$2"
+		for t in /proc/$1/task/*; do
+			note "thread $(cat $t/comm): $(tr '\n' ' ' < $t/wchan 2>/dev/null) $(tr '\n' ' ' < $t/stack 2>/dev/null)"
+		done
+		kill -KILL "$1"
+	else
+		ok "$2"
+	fi
+	wait "$1" 2>/dev/null
+}
+STATUS_SYS=$STATUS
+STATUS=$Q/state/status
+UBLKS=$(ls /sys/class/ublk-char 2>/dev/null | wc -l)
+
+# the program's sums[] holds the entries of both: 2 x 64 x 1M / 4K = 32768
+qconf iq2
+"$BIN" -c "$Q/iq2.conf" -l info > "$ART/iq2.log" 2>&1 &
+QPID=$!
+for i in $(seq 300); do QDEV=$(dst iq2 path); [ -n "$QDEV" ] && [ -b "$QDEV" ] && break; sleep 0.2; done
+check "a device with integrity and two queues of 64 x 1M starts on zero copy" eval \
+	'[ -n "$QDEV" ] && [ -b "$QDEV" ] && [ "$(dst iq2 data_path)" = zero-copy ]'
+if [ -n "$QDEV" ] && [ -b "$QDEV" ]; then
+	fio_case "$QDEV" two-queues --do_verify=1 --rw=randwrite --bsrange=4k-1M --iodepth=16 \
+		--numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=16M \
+		--size=16M
+	# blk-mq's count of the requests each hardware queue was sent
+	hq=/sys/kernel/debug/block/${QDEV##*/}
+	note "requests per queue: hctx0 $(cat $hq/hctx0/queued 2>/dev/null), hctx1 $(cat $hq/hctx1/queued 2>/dev/null)"
+	check "both queues served requests (blk-mq's queued count of each)" eval \
+		'[ "$(cat $hq/hctx0/queued)" -gt 0 ] && [ "$(cat $hq/hctx1/queued)" -gt 0 ]'
+	sleep 1.2
+	check "no read disagreed with its sum and no request failed on two queues" eval \
+		'[ "$(dst iq2 mismatches)" = 0 ] && [ "$(dst iq2 errors)" = 0 ] && [ "$(dst iq2 sums)" -gt 0 ]'
+else
+	tail -5 "$ART/iq2.log" | sed 's/^/#   /'
+fi
+qstop $QPID "SIGTERM stops the daemon with the two-queue device"
+
+# the second queue fails its setup after the first has fetched every tag
+# (fail_queue.so: the mmap of its descriptors fails, as ENOMEM would)
+qconf iqf
+IOU_FAIL_QUEUE_MMAP=1 LD_PRELOAD=$here/fail_queue.so "$BIN" -c "$Q/iqf.conf" -l info \
+	> "$ART/iqf.log" 2>&1 &
+QPID=$!
+for i in $(seq 300); do grep -q "device iqf: not started" "$ART/iqf.log" && break; sleep 0.2; done
+check "a device whose second queue cannot be set up is not started, and the log says why" eval \
+	'grep -q "device iqf: queue 1: setup failed: Cannot allocate memory" "$ART/iqf.log" &&
+	 grep -q "device iqf: not started" "$ART/iqf.log"'
+check "its ublk device is deleted: none is left behind" eval \
+	'for i in $(seq 50); do [ "$(ls /sys/class/ublk-char | wc -l)" = "$UBLKS" ] && exit 0; sleep 0.2; done; exit 1'
+qstop $QPID "SIGTERM stops the daemon after the failed start"
+STATUS=$STATUS_SYS
 
 rm -f "$DROPIN"
 systemctl daemon-reload
