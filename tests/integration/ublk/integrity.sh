@@ -491,11 +491,18 @@ if [ -n "$QDEV" ] && [ -b "$QDEV" ]; then
 	fio_case "$QDEV" two-queues --do_verify=1 --rw=randwrite --bsrange=4k-1M --iodepth=16 \
 		--numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split --offset_increment=16M \
 		--size=16M
-	# blk-mq's count of the requests each hardware queue was sent
-	hq=/sys/kernel/debug/block/${QDEV##*/}
-	note "requests per queue: hctx0 $(cat $hq/hctx0/queued 2>/dev/null), hctx1 $(cat $hq/hctx1/queued 2>/dev/null)"
-	check "both queues served requests (blk-mq's queued count of each)" eval \
-		'[ "$(cat $hq/hctx0/queued)" -gt 0 ] && [ "$(cat $hq/hctx1/queued)" -gt 0 ]'
+	# each queue's thread (ublkN:qK) sums its requests' blocks: both busy
+	qticks() {	# K: utime + stime of queue K's thread
+		local t
+		for t in /proc/$QPID/task/*; do
+			case "$(cat $t/comm)" in
+			"ublk${QDEV##*/ublkb}:q$1") awk '{ sub(/.*\) /, ""); print $12 + $13 }' $t/stat ;;
+			esac
+		done
+	}
+	note "CPU ticks of the queue threads: q0 $(qticks 0), q1 $(qticks 1)"
+	check "both queues' threads summed under fio (5 ticks of CPU or more each)" eval \
+		'[ "$(qticks 0)" -ge 5 ] && [ "$(qticks 1)" -ge 5 ]'
 	sleep 1.2
 	check "no read disagreed with its sum and no request failed on two queues" eval \
 		'[ "$(dst iq2 mismatches)" = 0 ] && [ "$(dst iq2 errors)" = 0 ] && [ "$(dst iq2 sums)" -gt 0 ]'
@@ -514,8 +521,12 @@ for i in $(seq 300); do grep -q "device iqf: not started" "$ART/iqf.log" && brea
 check "a device whose second queue cannot be set up is not started, and the log says why" eval \
 	'grep -q "device iqf: queue 1: setup failed: Cannot allocate memory" "$ART/iqf.log" &&
 	 grep -q "device iqf: not started" "$ART/iqf.log"'
-check "its ublk device is deleted: none is left behind" eval \
-	'for i in $(seq 50); do [ "$(ls /sys/class/ublk-char | wc -l)" = "$UBLKS" ] && exit 0; sleep 0.2; done; exit 1'
+ublks_back() {
+	local i
+	for i in $(seq 50); do [ "$(ls /sys/class/ublk-char | wc -l)" = "$UBLKS" ] && return 0; sleep 0.2; done
+	return 1
+}
+check "its ublk device is deleted: none is left behind" ublks_back
 qstop $QPID "SIGTERM stops the daemon after the failed start"
 STATUS=$STATUS_SYS
 
