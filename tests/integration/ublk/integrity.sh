@@ -479,6 +479,7 @@ qstop() {	# PID WHAT: SIGTERM ends it within 30 s (its threads noted if not, the
 STATUS_SYS=$STATUS
 STATUS=$Q/state/status
 UBLKS=$(ls /sys/class/ublk-char 2>/dev/null | wc -l)
+note "ublk devices before: $(ls /sys/class/ublk-char | tr '\n' ' ')"
 
 # the program's sums[] holds the entries of both: 2 x 64 x 1M / 4K = 32768
 qconf iq2
@@ -510,6 +511,7 @@ else
 	tail -5 "$ART/iq2.log" | sed 's/^/#   /'
 fi
 qstop $QPID "SIGTERM stops the daemon with the two-queue device"
+note "ublk devices after it: $(ls /sys/class/ublk-char | tr '\n' ' ')"
 
 # the second queue fails its setup after the first has fetched every tag
 # (fail_queue.so: the mmap of its descriptors fails, as ENOMEM would)
@@ -527,6 +529,7 @@ ublks_back() {
 	return 1
 }
 check "its ublk device is deleted: none is left behind" ublks_back
+note "ublk devices: $UBLKS before, now: $(ls /sys/class/ublk-char | tr '\n' ' ')"
 qstop $QPID "SIGTERM stops the daemon after the failed start"
 STATUS=$STATUS_SYS
 
