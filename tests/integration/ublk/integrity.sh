@@ -478,8 +478,6 @@ qstop() {	# PID WHAT: SIGTERM ends it within 30 s (its threads noted if not, the
 }
 STATUS_SYS=$STATUS
 STATUS=$Q/state/status
-UBLKS=$(ls /sys/class/ublk-char 2>/dev/null | wc -l)
-note "ublk devices before: $(ls /sys/class/ublk-char | tr '\n' ' ')"
 
 # the program's sums[] holds the entries of both: 2 x 64 x 1M / 4K = 32768
 qconf iq2
@@ -511,7 +509,12 @@ else
 	tail -5 "$ART/iq2.log" | sed 's/^/#   /'
 fi
 qstop $QPID "SIGTERM stops the daemon with the two-queue device"
-note "ublk devices after it: $(ls /sys/class/ublk-char | tr '\n' ' ')"
+ublks_gone() {	# every ublk device deleted, within 10 s
+	local i
+	for i in $(seq 50); do [ -z "$(ls /sys/class/ublk-char)" ] && return 0; sleep 0.2; done
+	return 1
+}
+check "no ublk device is left after the stops (DEL_DEV_ASYNC done)" ublks_gone
 
 # the second queue fails its setup after the first has fetched every tag
 # (fail_queue.so: the mmap of its descriptors fails, as ENOMEM would)
@@ -523,13 +526,8 @@ for i in $(seq 300); do grep -q "device iqf: not started" "$ART/iqf.log" && brea
 check "a device whose second queue cannot be set up is not started, and the log says why" eval \
 	'grep -q "device iqf: queue 1: setup failed: Cannot allocate memory" "$ART/iqf.log" &&
 	 grep -q "device iqf: not started" "$ART/iqf.log"'
-ublks_back() {
-	local i
-	for i in $(seq 50); do [ "$(ls /sys/class/ublk-char | wc -l)" = "$UBLKS" ] && return 0; sleep 0.2; done
-	return 1
-}
-check "its ublk device is deleted: none is left behind" ublks_back
-note "ublk devices: $UBLKS before, now: $(ls /sys/class/ublk-char | tr '\n' ' ')"
+check "its ublk device is deleted: none is left behind" ublks_gone
+note "ublk devices now: $(ls /sys/class/ublk-char | tr '\n' ' ')"
 qstop $QPID "SIGTERM stops the daemon after the failed start"
 STATUS=$STATUS_SYS
 
