@@ -183,25 +183,44 @@ int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool 
 	return ret;
 }
 
+int kv_record_open(struct kv_record *r, const char *magic)
+{
+	r->buf = NULL;
+	r->len = 0;
+	r->f = open_memstream(&r->buf, &r->len);
+	if (!r->f)
+		return -errno;
+	if (magic)
+		fprintf(r->f, "%s\n", magic);
+	return 0;
+}
+
+int kv_record_replace(struct kv_record *r, const char *path, mode_t mode, bool durable)
+{
+	int ret = 0;
+
+	fputs("end\n", r->f);
+	if (fflush(r->f) || ferror(r->f))
+		ret = -EIO;
+	if (fclose(r->f) && !ret)
+		ret = -ENOMEM;
+	if (!ret)
+		ret = kv_replace(path, r->buf, r->len, mode, durable);
+	free(r->buf);
+	*r = (struct kv_record){ 0 };
+	return ret;
+}
+
 int kv_answer_write(const char *path, const char *head, const char *why)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int ret;
+	struct kv_record r;
+	int ret = kv_record_open(&r, NULL);
 
-	if (!f)
-		return -errno;
-	fputs(head, f);
-	kv_put(f, "why", why);
-	fputs("end\n", f);
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	ret = kv_replace(path, buf, len, 0644, false);
-	free(buf);
-	return ret;
+	if (ret)
+		return ret;
+	fputs(head, r.f);
+	kv_put(r.f, "why", why);
+	return kv_record_replace(&r, path, 0644, false);
 }
 
 int kv_replace_open(struct kv_pending *p, const char *path, mode_t mode)

@@ -39,6 +39,19 @@ void kv_put(FILE *f, const char *key, const char *v);
  */
 int kv_replace(const char *path, const char *buf, size_t len, mode_t mode, bool durable);
 /*
+ * A record composed in memory, then kv_replace()d whole: kv_record_open()
+ * writes its @magic line (if any), the caller its lines to @r->f, and
+ * kv_record_replace() the closing "end" line before the replace; it frees
+ * the record either way. -errno; -EIO when a line could not be written.
+ */
+struct kv_record {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+int kv_record_open(struct kv_record *r, const char *magic);
+int kv_record_replace(struct kv_record *r, const char *path, mode_t mode, bool durable);
+/*
  * The answer a daemon leaves for a command that waits on it (reload,
  * scrub): @head's lines ("MAGIC\nkey=value\n..."), why=@why, end; replaced
  * at @path in one rename

@@ -39,29 +39,18 @@ static const struct kv_field entry_fields[] = {
 
 int status_write(const char *path, const struct status_report *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int ret = 0;
+	struct kv_record rec;
+	int ret = kv_record_open(&rec, STATUS_MAGIC);
 
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\n", STATUS_MAGIC);
-	kv_put_fields(f, report_fields, NR(report_fields), "", r);
+	if (ret)
+		return ret;
+	kv_put_fields(rec.f, report_fields, NR(report_fields), "", r);
 	for (int i = 0; i < r->nr; i++) {
-		kv_put(f, "pipeline", r->entries[i].name);
-		kv_put_fields(f, entry_fields, NR(entry_fields), "", &r->entries[i]);
+		kv_put(rec.f, "pipeline", r->entries[i].name);
+		kv_put_fields(rec.f, entry_fields, NR(entry_fields), "", &r->entries[i]);
 	}
-	status_devices_write(f, r->devices, r->nr_devices);
-	fprintf(f, "end\n");
-	if (fflush(f) || ferror(f))
-		ret = -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret)
-		ret = kv_replace(path, buf, len, 0644, false);
-	free(buf);
-	return ret;
+	status_devices_write(rec.f, r->devices, r->nr_devices);
+	return kv_record_replace(&rec, path, 0644, false);
 }
 
 void status_report_free(struct status_report *r)

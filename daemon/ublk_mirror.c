@@ -77,27 +77,18 @@ static int record_read(const struct ublk_mirror *m, struct record *r)
 static int record_write(const struct ublk_dev *d)
 {
 	const struct ublk_mirror *m = &d->mirror;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int ret;
+	struct kv_record r;
+	int ret = kv_record_open(&r, MIRROR_MAGIC);
 
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\nsize=%" PRIu64 "\n", MIRROR_MAGIC, d->cfg.size);
+	if (ret)
+		return ret;
+	fprintf(r.f, "size=%" PRIu64 "\n", d->cfg.size);
 	for (int i = 0; i < d->cfg.nr_backing; i++) {
-		kv_put(f, "member", d->cfg.backing[i]);
-		fprintf(f, "state=%s\nsynced=%" PRIu64 "\n", m->stale[i] ? "stale" : "clean",
+		kv_put(r.f, "member", d->cfg.backing[i]);
+		fprintf(r.f, "state=%s\nsynced=%" PRIu64 "\n", m->stale[i] ? "stale" : "clean",
 			m->stale[i] ? m->synced[i] : d->cfg.size);
 	}
-	fprintf(f, "end\n");
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	ret = kv_replace(m->path, buf, len, 0600, true);
-	free(buf);
-	return ret;
+	return kv_record_replace(&r, m->path, 0600, true);
 }
 
 int ublk_mirror_open(struct ublk_dev *d, const char *state_dir, char *msg, size_t len)

@@ -230,19 +230,14 @@ static int record_path(const char *dir, const char *name, bool scrub, char *buf,
 void verify_record_save(const char *dir, const char *name, bool scrub,
 			const struct verify_record *v)
 {
-	char path[4200], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char path[4200];
+	struct kv_record r;
 
-	if (record_path(dir, name, scrub, path, sizeof(path)) || !(f = open_memstream(&buf, &len)))
+	if (record_path(dir, name, scrub, path, sizeof(path)) || kv_record_open(&r, VERIFY_MAGIC))
 		return;
-	fprintf(f, "%s\n", VERIFY_MAGIC);
-	kv_put_fields(f, record_fields, NR_RECORD, "", v);
-	fprintf(f, "end\n");
-	fclose(f);
-	if (kv_replace(path, buf, len, 0600, false))
+	kv_put_fields(r.f, record_fields, NR_RECORD, "", v);
+	if (kv_record_replace(&r, path, 0600, false))
 		fprintf(stderr, "%s: cannot record the verify in %s\n", name, path);
-	free(buf);
 }
 
 static int record_key(void *arg, const char *key, const char *val)
