@@ -181,6 +181,13 @@ int config_load(const char *path, struct daemon_config *cfg,
 		struct config_errors *errs);
 int config_parse_buffer(const char *name, const char *buf, size_t len,
 			struct daemon_config *cfg, struct config_errors *errs);
+/*
+ * The same for a configuration made from a command line: @origins[i] names
+ * the option line i + 1 came from, and a message about that line says
+ * "@name: ORIGIN: " where a file's says "FILE:LINE: [section]: "
+ */
+int config_parse_generated(const char *name, const char *buf, const char *const *origins,
+			   int nr_origins, struct daemon_config *cfg, struct config_errors *errs);
 void config_free(struct daemon_config *cfg);
 void config_errors_free(struct config_errors *errs);
 /*

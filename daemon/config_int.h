@@ -125,6 +125,9 @@ enum section_kind {
 
 struct parse_state {
 	const char *file;
+	/* a configuration made from a command line: the option line i + 1 came from */
+	const char *const *origins;
+	int nr_origins;
 	const char *buf;
 	size_t len;
 	size_t pos;

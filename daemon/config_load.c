@@ -359,12 +359,12 @@ static int config_set_default_dirs(struct daemon_config *cfg)
 	return 0;
 }
 
-int config_parse_buffer(const char *name, const char *buf, size_t len,
-			struct daemon_config *cfg, struct config_errors *errs)
+static int parse(struct parse_state *pst)
 {
-	struct parse_state st = {
-		.file = name, .buf = buf, .len = len, .cfg = cfg, .errs = errs,
-	};
+	struct parse_state st = *pst;
+	const char *name = st.file;
+	struct daemon_config *cfg = st.cfg;
+	struct config_errors *errs = st.errs;
 	int nr_before, ret;
 
 	config_init(cfg);
@@ -404,6 +404,27 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 	/* in the file's order, as a reader fixes them: the checks run after the parse */
 	errors_sort(errs, nr_before, name);
 	return errs->nr > nr_before ? -EINVAL : 0;
+}
+
+int config_parse_buffer(const char *name, const char *buf, size_t len,
+			struct daemon_config *cfg, struct config_errors *errs)
+{
+	struct parse_state st = {
+		.file = name, .buf = buf, .len = len, .cfg = cfg, .errs = errs,
+	};
+
+	return parse(&st);
+}
+
+int config_parse_generated(const char *name, const char *buf, const char *const *origins,
+			   int nr_origins, struct daemon_config *cfg, struct config_errors *errs)
+{
+	struct parse_state st = {
+		.file = name, .origins = origins, .nr_origins = nr_origins,
+		.buf = buf, .len = strlen(buf), .cfg = cfg, .errs = errs,
+	};
+
+	return parse(&st);
 }
 
 /* -c -: the configuration on standard input (a pipe: no size to check first) */

@@ -96,12 +96,15 @@ void add_warning(struct parse_state *st, int line, const char *fmt, ...)
 		errs->warnings[errs->nr_warnings++] = msg;
 }
 
-/* "FILE:LINE: [section]: @body", malloc'd */
+/* "FILE:LINE: [section]: @body" (or "FILE: ORIGIN: @body"), malloc'd */
 static char *located(struct parse_state *st, int line, const char *body)
 {
 	const char *sec = "";
 	char secbuf[CONFIG_NAME_MAX + 24], *msg;
 
+	if (st->origins && line >= 1 && line <= st->nr_origins && st->origins[line - 1])
+		return asprintf(&msg, "%s: %s: %s", st->file, st->origins[line - 1], body) < 0 ?
+		       NULL : msg;
 	if (st->sec == SEC_DAEMON) {
 		sec = "[daemon]: ";
 	} else if (st->sec == SEC_PIPELINE && st->cur) {

@@ -55,8 +55,8 @@ int daemon_config_load(const struct daemon_options *opts, struct daemon_config *
 
 	if (!opts->config_text)
 		return config_load(opts->config_path, cfg, errs);
-	ret = config_parse_buffer(opts->config_path, opts->config_text,
-				  strlen(opts->config_text), cfg, errs);
+	ret = config_parse_generated(opts->config_path, opts->config_text, opts->config_origins,
+				     opts->nr_config_origins, cfg, errs);
 	if (ret)
 		return ret;
 	/* a one-shot's own state: the same command again resumes it */

@@ -29,6 +29,8 @@ enum daemon_exit {
 struct daemon_options {
 	const char *config_path;
 	const char *config_text;	/* a one-shot verb's pipeline (config_path names it) */
+	const char *const *config_origins;	/* its lines': the options they came from */
+	int nr_config_origins;
 	char dir_suffix[64];		/* its own state: under state_dir/oneshot, runtime_dir/oneshot */
 	bool verify_source;		/* verify COPY...: the one-shot's --source */
 	bool once;			/* exit when every pipeline has ended */

@@ -37,18 +37,27 @@ bool oneshot_verb(const char *arg)
 	return false;
 }
 
+#define MAX_LINES	48
+
+/* the pipeline's config text, and the option each of its lines came from */
 struct text {
 	char *buf;
 	size_t len, cap;
 	bool oom;
+	int nr_lines;
+	const char *origin[MAX_LINES];
 };
 
-static void add(struct text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void add(struct text *t, const char *fmt, ...)
+static void add(struct text *t, const char *origin, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void add(struct text *t, const char *origin, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
+
+	for (const char *c = fmt; *c; c++)
+		if (*c == '\n' && t->nr_lines < MAX_LINES)
+			t->origin[t->nr_lines++] = origin;
 
 	for (;;) {
 		va_start(ap, fmt);
@@ -194,29 +203,29 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 			return DAEMON_EXIT_FAILED;
 		}
 		/* the status file beside the checkpoint: nothing under /run */
-		add(&t, "[daemon]\nstate_dir = %s\nruntime_dir = %s\n", p, p);
+		add(&t, "--state-dir", "[daemon]\nstate_dir = %s\nruntime_dir = %s\n", p, p);
 		free(p);
 	}
-	add(&t, "[pipeline %s]\ntransform = %s\n", verb, verb);
+	add(&t, verb, "[pipeline %s]\ntransform = %s\n", verb, verb);
 	h = fnv1a_str(h, verb);
 	if (destripe)
-		add(&t, "gather = destripe\n");
+		add(&t, "--destripe", "gather = destripe\n");
 	if (unit) {
-		add(&t, "stripe_unit = %s\n", unit);
+		add(&t, "--unit", "stripe_unit = %s\n", unit);
 		h = fnv1a_str(h, unit);
 	}
 	if (engine)
-		add(&t, "engine = %s\n", engine);
+		add(&t, "--engine", "engine = %s\n", engine);
 	if (bs)
-		add(&t, "block_size = %s\n", bs);
+		add(&t, "--block-size", "block_size = %s\n", bs);
 	if (qd)
-		add(&t, "queue_depth = %s\n", qd);
+		add(&t, "--queue-depth", "queue_depth = %s\n", qd);
 	if (direct)
-		add(&t, "direct = yes\n");
+		add(&t, "--direct", "direct = yes\n");
 	if (checksum)
-		add(&t, "checksum = crc32c\n");
+		add(&t, "--checksum", "checksum = crc32c\n");
 	/* the destinations of a one-shot are made, and cut to what was copied */
-	add(&t, "create = yes\ntruncate = yes\n");
+	add(&t, verb, "create = yes\ntruncate = yes\n");
 	for (int i = optind; i < argc; i++) {
 		bool dst = i >= argc - ndst;
 		char *p = canonical(argv[i]);
@@ -228,7 +237,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 			free(t.buf);
 			return p ? DAEMON_EXIT_USAGE : DAEMON_EXIT_FAILED;
 		}
-		add(&t, "%s = %s\n", dst ? "destination" : "source", p);
+		add(&t, dst ? "DST" : "SRC", "%s = %s\n", dst ? "destination" : "source", p);
 		h = fnv1a_str(fnv1a_str(h, dst ? ">" : "<"), p);
 		free(p);
 	}
@@ -237,6 +246,11 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		return DAEMON_EXIT_FAILED;
 	}
 	opts->config_text = t.buf;
+	/* for the messages about its lines: one one-shot a process */
+	static const char *origins[MAX_LINES];
+	memcpy(origins, t.origin, sizeof(origins));
+	opts->config_origins = origins;
+	opts->nr_config_origins = t.nr_lines;
 	opts->config_path = "command line";
 	opts->once = true;
 	snprintf(opts->dir_suffix, sizeof(opts->dir_suffix), "%s-%016llx", verb,
