@@ -177,7 +177,7 @@ ublk_up() {	# TARGET ENGINE PATH [QUEUES [INTEGRITY]] -> DEV, DPID
 		echo "nr_queues = $queues"
 		echo "queue_depth = 64"
 		echo "max_io_size = 1M"
-		# 64 tags x 1M / 4K: the BPF program's 16384 sums, all of them
+		# 64 tags x 1M / 4K: 16384 of the BPF program's 114688 device sums a queue
 		[ "$integ" != none ] && echo "integrity = $integ"
 		case "$tf" in stripe*) echo "stripe_unit = $((UNIT >> 10))K" ;; esac
 		[ "$tf" = stripe-gather ] && echo "stripe_io = gather"
