@@ -158,10 +158,11 @@ static void describe(const struct file_claim *x, const struct pipeline_claims *o
 			 x->path, rx, ry, other->pc->name, verb, y->path, y->line);
 		return;
 	}
-	snprintf(msg, len, "%s = '%s': %s file that pipeline %s %s ('%s', line %d); two "
-		 "pipelines would overwrite each other's data", x->write ? "destination" :
-		 "source", x->path, strcmp(x->path, y->path) ? "the same" : "a", other->pc->name,
-		 verb, y->path, y->line);
+	snprintf(msg, len, "%s = '%s': %s file that pipeline %s %s ('%s', line %d); %s",
+		 x->write ? "destination" : "source", x->path,
+		 strcmp(x->path, y->path) ? "the same" : "a", other->pc->name, verb, y->path,
+		 y->line, x->write && y->write ? "two pipelines would overwrite each other's data" :
+		 "one pipeline would read what the other overwrites");
 }
 
 int claims_conflict(const struct pipeline_claims *a, const struct pipeline_claims *b,

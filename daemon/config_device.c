@@ -314,11 +314,13 @@ static void device_against_pipelines(struct parse_state *st, struct daemon_confi
 				if (!claims_collide(&mine[i], &pcl.c[j]))
 					continue;
 				add_error(st, mine[i].line, "backing = '%s': the same file as "
-					  "pipeline %s's %s '%s' (line %d); the device and the "
-					  "pipeline would overwrite each other's data",
+					  "pipeline %s's %s '%s' (line %d); %s",
 					  mine[i].path, cfg->pipelines[p].name,
 					  pcl.c[j].write ? "destination" : "source",
-					  pcl.c[j].path, pcl.c[j].line);
+					  pcl.c[j].path, pcl.c[j].line, pcl.c[j].write ?
+					  "the device and the pipeline would overwrite each "
+					  "other's data" : "the pipeline would read what the "
+					  "device overwrites");
 				break;
 			}
 		}

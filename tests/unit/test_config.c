@@ -887,6 +887,8 @@ static void two_pipelines_writing_one_path_are_rejected(void **state)
 	assert_int_equal(p.ret, -EINVAL);
 	assert_true(has_error(&p, "test.conf:8: [pipeline b]: destination = ",
 			      "that pipeline a writes"));
+	assert_true(has_error(&p, "test.conf:8: [pipeline b]: destination = ",
+			      "two pipelines would overwrite each other's data"));
 	done(&p);
 	tu_rmrf(dir);
 	free(dir);
@@ -927,6 +929,9 @@ static void a_destination_that_is_another_pipelines_source_is_rejected(void **st
 		 "[pipeline b]\ntransform = copy\nsource = @D/d1\ndestination = @D/d2\n");
 	assert_int_equal(p.ret, -EINVAL);
 	assert_true(has_error(&p, "test.conf:7: [pipeline b]: source = ", "that pipeline a writes"));
+	/* one side only reads: nothing of b's is overwritten (it said "each other's") */
+	assert_true(has_error(&p, "test.conf:7: [pipeline b]: source = ",
+			      "one pipeline would read what the other overwrites"));
 	done(&p);
 	/* two readers of one source are fine */
 	parse_in(&p, dir, "[pipeline a]\ntransform = copy\nsource = @D/s\ndestination = @D/d1\n"
