@@ -359,9 +359,9 @@ static int config_set_default_dirs(struct daemon_config *cfg)
 	return 0;
 }
 
-static int parse(struct parse_state *pst)
+/* @st: the file's, set up by the caller */
+static int parse(struct parse_state st)
 {
-	struct parse_state st = *pst;
 	const char *name = st.file;
 	struct daemon_config *cfg = st.cfg;
 	struct config_errors *errs = st.errs;
@@ -413,7 +413,7 @@ int config_parse_buffer(const char *name, const char *buf, size_t len,
 		.file = name, .buf = buf, .len = len, .cfg = cfg, .errs = errs,
 	};
 
-	return parse(&st);
+	return parse(st);
 }
 
 int config_parse_generated(const char *name, const char *buf, const char *const *origins,
@@ -424,7 +424,7 @@ int config_parse_generated(const char *name, const char *buf, const char *const 
 		.buf = buf, .len = strlen(buf), .cfg = cfg, .errs = errs,
 	};
 
-	return parse(&st);
+	return parse(st);
 }
 
 /* -c -: the configuration on standard input (a pipe: no size to check first) */
