@@ -110,6 +110,24 @@ static char *canonical(const char *p)
 	return out;
 }
 
+/*
+ * Why @p cannot go into the configuration text as it is, or NULL: the
+ * parser would end the value at a line break, cut it at ' ;' (a comment)
+ * and drop its trailing blanks or CR, and so name another file
+ */
+static const char *path_unfit(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (strpbrk(p, "\n\r"))
+		return "a path with a newline or carriage return is not taken";
+	if (strstr(p, " ;") || strstr(p, "\t;"))
+		return "a path with ' ;' is not taken (a configuration cuts a value there)";
+	if (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		return "a path ending in a blank is not taken (a configuration drops it)";
+	return NULL;
+}
+
 static void usage_line(const char *verb)
 {
 	fprintf(stderr, "iou-offloadd %s: usage: iou-offloadd %s%s (see --help)\n", verb, verb,
@@ -196,11 +214,16 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	ndst = !strcmp(verb, "gather") ? 1 : nfiles - 1;
 
 	if (state) {
-		char *p = config_absolute_path(state);
+		char *p = *state ? config_absolute_path(state) : NULL;
+		const char *unfit = !*state ? "an empty path is not taken" :
+				    p ? path_unfit(p) : strerror(ENOMEM);
 
-		if (!p) {
+		if (unfit) {
+			fprintf(stderr, "iou-offloadd %s: --state-dir '%s': %s\n", verb, state,
+				unfit);
+			free(p);
 			free(t.buf);
-			return DAEMON_EXIT_FAILED;
+			return p || !*state ? DAEMON_EXIT_USAGE : DAEMON_EXIT_FAILED;
 		}
 		/* the status file beside the checkpoint: nothing under /run */
 		add(&t, "--state-dir", "[daemon]\nstate_dir = %s\nruntime_dir = %s\n", p, p);
@@ -229,10 +252,10 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	for (int i = optind; i < argc; i++) {
 		bool dst = i >= argc - ndst;
 		char *p = canonical(argv[i]);
+		const char *unfit = p ? path_unfit(p) : strerror(ENOMEM);
 
-		if (!p || strchr(p, '\n')) {
-			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, argv[i],
-				p ? "a path with a newline is not taken" : strerror(ENOMEM));
+		if (unfit) {
+			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, argv[i], unfit);
 			free(p);
 			free(t.buf);
 			return p ? DAEMON_EXIT_USAGE : DAEMON_EXIT_FAILED;

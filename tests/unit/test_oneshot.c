@@ -261,6 +261,37 @@ static void a_bad_option_value_names_the_option_and_its_key(void **state)
 	assert_true(file_has(f->err, "command line: --queue-depth: queue_depth = '0': expected"));
 }
 
+/*
+ * The one-shot passes its paths through a configuration's text, which cuts
+ * a value at ' ;', drops its trailing blanks and a CR at its end: "keep ;old"
+ * or "keep " wrote over the file "keep" instead
+ */
+static void a_path_the_config_text_would_change_is_refused_not_cut(void **state)
+{
+	struct fx *f = *state;
+	const char *bad[] = { "keep ;old", "keep\t;old", "keep ", "keep\t", "keep\r" };
+
+	make_src(f, "src", 4096, 97);
+	make_src(f, "keep", 8192, 98);
+	make_src(f, "keep.orig", 8192, 98);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, bad[i]))), 2);
+		assert_true(file_has(f->err, "is not taken"));
+		same_files(f, "keep", "keep.orig");
+	}
+	/* as a source: not "keep" copied in its place */
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "keep ;old"), p(f, "dst"))), 2);
+	assert_int_equal(access(p(f, "dst"), F_OK), -1);
+	/* nor a state directory: an empty one was the current directory */
+	assert_int_equal(run_bin(f, (char *[]){ IOU_BIN, "copy", "--state-dir", p(f, "st ;x"),
+						p(f, "src"), p(f, "dst"), NULL }), 2);
+	assert_true(file_has(f->err, "--state-dir"));
+	assert_int_equal(access(p(f, "st"), F_OK), -1);
+	assert_int_equal(run_bin(f, (char *[]){ IOU_BIN, "copy", "--state-dir", "", p(f, "src"),
+						p(f, "dst"), NULL }), 2);
+	assert_true(file_has(f->err, "--state-dir '': an empty path is not taken"));
+}
+
 static void a_config_on_standard_input_runs(void **state)
 {
 	struct fx *f = *state;
@@ -406,6 +437,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_one_shot_usage_error_says_which_rule, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_option_and_its_key,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_path_the_config_text_would_change_is_refused_not_cut,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_config_on_standard_input_runs,
 						fx_setup, fx_teardown),
