@@ -180,7 +180,8 @@ int claims_conflict(const struct pipeline_claims *a, const struct pipeline_claim
 	return 0;
 }
 
-int claims_self_conflict(const struct pipeline_claims *a, int *line, char *msg, size_t len)
+int claims_self_conflict(const struct pipeline_claims *a, int *line, int *first_line,
+			 char *msg, size_t len)
 {
 	for (int i = 0; i < a->nr; i++) {
 		const struct file_claim *x = &a->c[i];
@@ -192,9 +193,10 @@ int claims_self_conflict(const struct pipeline_claims *a, int *line, char *msg, 
 			if (!strcmp(x->path, y->path) || !collide(x, y) || !x->known)
 				continue;
 			*line = x->line;
-			snprintf(msg, len, "%s = '%s' is the same file as %s '%s' (line %d)",
+			*first_line = y->line;
+			snprintf(msg, len, "%s = '%s' is the same file as %s '%s'",
 				 x->write ? "destination" : "source", x->path,
-				 y->write ? "destination" : "source", y->path, y->line);
+				 y->write ? "destination" : "source", y->path);
 			return 1;
 		}
 	}

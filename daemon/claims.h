@@ -49,7 +49,12 @@ void claims_free(struct pipeline_claims *pcl);
  */
 int claims_conflict(const struct pipeline_claims *a, const struct pipeline_claims *b,
 		    int *line, char *msg, size_t len);
-/* the same inside one pipeline, for paths that differ but name one file */
-int claims_self_conflict(const struct pipeline_claims *a, int *line, char *msg, size_t len);
+/*
+ * the same inside one pipeline, for paths that differ but name one file:
+ * @line is the later path's, @first_line the earlier's (the message names
+ * no line: a one-shot's lines are not a file's)
+ */
+int claims_self_conflict(const struct pipeline_claims *a, int *line, int *first_line,
+			 char *msg, size_t len);
 
 #endif

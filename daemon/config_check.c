@@ -134,7 +134,7 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg)
 {
 	struct pipeline_claims *cl;
 	char why[1024];
-	int line, ret = 0;
+	int line, first, ret = 0;
 
 	if (!cfg->nr_pipelines)
 		return 0;
@@ -146,8 +146,13 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg)
 	for (int i = 0; i < cfg->nr_pipelines && !ret; i++) {
 		st->sec = SEC_PIPELINE;
 		st->cur = &cfg->pipelines[i];
-		if (claims_self_conflict(&cl[i], &line, why, sizeof(why)))
-			add_error(st, line, "%s", why);
+		/* a file's other line helps; a one-shot's text has no lines to name */
+		if (claims_self_conflict(&cl[i], &line, &first, why, sizeof(why))) {
+			if (st->origins)
+				add_error(st, line, "%s", why);
+			else
+				add_error(st, line, "%s (line %d)", why, first);
+		}
 		for (int j = 0; j < i; j++)
 			if (claims_conflict(&cl[i], &cl[j], &line, why, sizeof(why)))
 				add_error(st, line, "%s", why);

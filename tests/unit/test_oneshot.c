@@ -292,6 +292,18 @@ static void a_path_the_config_text_would_change_is_refused_not_cut(void **state)
 	assert_true(file_has(f->err, "--state-dir '': an empty path is not taken"));
 }
 
+/* a hard link of the source: named by its paths, not by lines of a text no one wrote */
+static void a_destination_linked_to_the_source_is_named_without_a_line(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 4096, 99);
+	assert_int_equal(link(p(f, "src"), p(f, "alias")), 0);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", p(f, "src"), p(f, "alias"))), 78);
+	assert_true(file_has(f->err, "is the same file as source"));
+	assert_false(file_has(f->err, "(line "));
+}
+
 static void a_config_on_standard_input_runs(void **state)
 {
 	struct fx *f = *state;
@@ -439,6 +451,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_option_and_its_key,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_path_the_config_text_would_change_is_refused_not_cut,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(a_destination_linked_to_the_source_is_named_without_a_line,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_config_on_standard_input_runs,
 						fx_setup, fx_teardown),
