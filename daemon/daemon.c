@@ -197,6 +197,7 @@ static void daemon_publish_status(struct daemon *d)
 	if (!r.entries)
 		return;
 	snprintf(r.config, sizeof(r.config), "%s", d->config_file);
+	snprintf(r.state_dir, sizeof(r.state_dir), "%s", d->cfg.state_dir);
 	if (devices_status(&d->devices, &r))
 		log_debug("no memory for the devices' status");
 	line[0] = '\0';

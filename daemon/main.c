@@ -441,6 +441,7 @@ static int show_status(const char *config_path, const char *status_file, bool js
 	struct config_errors errs = { 0 };
 	struct daemon_config cfg;
 	struct status_report r;
+	const char *state_dir;
 	char path[4200];
 	bool alive;
 	int ret;
@@ -471,10 +472,12 @@ static int show_status(const char *config_path, const char *status_file, bool js
 		return ret == -ENOENT ? 3 : 1;
 	}
 	alive = status_daemon_alive(r.pid);
+	/* the daemon's own word (a one-shot's state is not under the config's) */
+	state_dir = r.state_dir[0] ? r.state_dir : cfg.state_dir;
 	if (!alive)
-		status_from_checkpoints(&r, cfg.state_dir);
-	status_add_verifies(&r, cfg.state_dir);
-	status_add_device_scrubs(&r, cfg.state_dir);
+		status_from_checkpoints(&r, state_dir);
+	status_add_verifies(&r, state_dir);
+	status_add_device_scrubs(&r, state_dir);
 	if (json)
 		status_print_json(stdout, &r, time(NULL));
 	else

@@ -25,6 +25,7 @@
 /* the daemon's keys, first in the file */
 static const struct kv_field report_fields[] = {
 	R(pid, KV_INT), R(started, KV_U64), R(updated, KV_U64), R(config, KV_STR),
+	R(state_dir, KV_STR),
 };
 /* a pipeline's keys but its name, after its pipeline=NAME line */
 static const struct kv_field entry_fields[] = {

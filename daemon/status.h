@@ -47,6 +47,7 @@ struct status_report {
 	uint64_t started;
 	uint64_t updated;
 	char config[4096];
+	char state_dir[4096];	/* its checkpoints (a one-shot's are not the config's) */
 	struct status_entry *entries;
 	int nr;
 	struct status_device *devices;

@@ -5,6 +5,7 @@
  * how much, how long and how fast.
  */
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,69 @@ static void copy_stopped_part_way_resumes_when_run_again(void **state)
 	assert_true(file_has(f->err, "resuming at byte"));
 	assert_true(file_has(f->err, "(resumed at byte"));
 	same_files(f, "src", "dst");
+}
+
+/* @text with the line that starts with @key replaced by @line */
+static char *with_line(const char *text, const char *key, const char *line)
+{
+	const char *at = strstr(text, key), *end = at ? strchr(at, '\n') : NULL;
+	char *out;
+
+	assert_non_null(end);
+	assert_true(asprintf(&out, "%.*s%s%s", (int)(at - text), text, line, end) > 0);
+	return out;
+}
+
+/*
+ * A one-shot's status file, as a daemon killed mid-copy leaves it (running,
+ * durable as of up to a second before): status names the byte a restart
+ * resumes from by the checkpoint, which lies beside it (it said byte 0:
+ * it looked for checkpoints in the state_dir of /etc/iou-offloadd.conf)
+ */
+static void status_of_a_killed_one_shot_says_the_checkpoint_it_resumes_from(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
+			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
+	char *st[] = { IOU_BIN, "status", "-s", NULL, NULL };
+	char want[128], *text, *left, *stale;
+	unsigned long long done = 0;
+	glob_t g;
+	pid_t pid;
+	int rc;
+
+	make_src(f, "src", 256 << 20, 100);
+	pid = spawn(f, argv);
+	usleep(700000);
+	kill(pid, SIGTERM);
+	rc = wait_exit(pid, 60);
+	if (rc == 0) {
+		print_message("skipped: the copy finished before SIGTERM arrived\n");
+		skip();
+	}
+	assert_int_equal(rc, 3);
+	text = slurp(f->err);
+	left = strstr(text, "stopped at byte ");
+	assert_non_null(left);
+	done = strtoull(left + strlen("stopped at byte "), NULL, 10);
+	free(text);
+	assert_true(done > 0);
+
+	snprintf(want, sizeof(want), "%s/oneshot/copy-*/status", state_of(f));
+	assert_int_equal(glob(want, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	text = slurp(g.gl_pathv[0]);
+	left = with_line(text, "state=", "state=running");
+	stale = with_line(left, "bytes_durable=", "bytes_durable=0");
+	tu_write_file(g.gl_pathv[0], stale, strlen(stale));
+	st[3] = g.gl_pathv[0];
+	assert_int_equal(run_bin(f, st), 3);
+	snprintf(want, sizeof(want), "a restart resumes at byte %llu\n", done);
+	assert_true(file_has(f->out, want));
+	free(text);
+	free(left);
+	free(stale);
+	globfree(&g);
 }
 
 /*
@@ -458,6 +522,9 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
 			status_of_a_finished_pipeline_gives_time_and_average_rate,
+			fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+			status_of_a_killed_one_shot_says_the_checkpoint_it_resumes_from,
 			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(the_same_command_twice_at_once_says_it_is_running,
 						fx_setup, fx_teardown),
