@@ -155,6 +155,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char prog[32];
 	const char *verb = argv[0], *engine = NULL, *bs = NULL, *qd = NULL, *unit = NULL;
 	const char *state = NULL;
 	bool direct = false, destripe = false, checksum = false;
@@ -164,6 +165,9 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	int c, nfiles, ndst;
 
 	optind = 1;
+	/* getopt's own messages name the command: "iou-offloadd copy: unrecognized option" */
+	snprintf(prog, sizeof(prog), "iou-offloadd %s", verb);
+	argv[0] = prog;
 	while ((c = getopt_long(argc, argv, "l:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ENGINE: engine = optarg; break;
@@ -188,6 +192,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 			return DAEMON_EXIT_USAGE;
 		}
 	}
+	argv[0] = (char *)verb;
 	nfiles = argc - optind;
 	/* say which rule the line broke: the usage line alone leaves it to guess */
 	why = destripe && strcmp(verb, "gather") ? "--destripe is for gather" :

@@ -306,6 +306,15 @@ static void a_one_shot_usage_error_says_which_rule(void **state)
 	assert_true(file_has(f->err, "it takes at least two sources and one destination"));
 }
 
+/* getopt's message names the command (it said "copy: unrecognized option") */
+static void an_unknown_option_is_named_with_the_command(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", "--frobnicate", p(f, "a"), p(f, "b"))), 2);
+	assert_true(file_has(f->err, "iou-offloadd copy: unrecognized option '--frobnicate'"));
+}
+
 /*
  * said at the option, with the key the man page describes (it said
  * "command line:3: [pipeline copy]: ", a line of a text no one wrote)
@@ -512,6 +521,8 @@ int main(void)
 			fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_one_shot_usage_error_says_which_rule, fx_setup,
 						fx_teardown),
+		cmocka_unit_test_setup_teardown(an_unknown_option_is_named_with_the_command,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_option_and_its_key,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_path_the_config_text_would_change_is_refused_not_cut,
