@@ -52,24 +52,17 @@ static void copy_copies_and_the_same_command_again_has_nothing_to_do(void **stat
 	assert_true(file_has(f->err, "nothing to do"));
 }
 
-static void copy_stopped_part_way_resumes_when_run_again(void **state)
+/* run @argv, then SIGTERM it half a second into its copy: stopped (exit 3), or skipped */
+static void stop_part_way(struct fx *f, char **argv)
 {
-	struct fx *f = *state;
-	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
-			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
 	char status[4300];
-	pid_t pid;
+	pid_t pid = spawn(f, argv);
 	int rc;
 
-	make_src(f, "src", 256 << 20, 92);
-	pid = spawn(f, argv);
 	/* the status file of a one-shot is in its own directory */
-	for (int i = 0; i < 3000; i++) {
-		snprintf(status, sizeof(status), "%s/oneshot", state_of(f));
-		if (access(status, F_OK) == 0)
-			break;
+	snprintf(status, sizeof(status), "%s/oneshot", state_of(f));
+	for (int i = 0; i < 3000 && access(status, F_OK); i++)
 		usleep(10000);
-	}
 	usleep(500000);
 	kill(pid, SIGTERM);
 	rc = wait_exit(pid, 60);
@@ -78,6 +71,16 @@ static void copy_stopped_part_way_resumes_when_run_again(void **state)
 		skip();
 	}
 	assert_int_equal(rc, 3);
+}
+
+static void copy_stopped_part_way_resumes_when_run_again(void **state)
+{
+	struct fx *f = *state;
+	char *argv[] = { IOU_BIN, "copy", "--state-dir", state_of(f), "--block-size", "4K",
+			 "--queue-depth", "1", p(f, "src"), p(f, "dst"), NULL };
+
+	make_src(f, "src", 256 << 20, 92);
+	stop_part_way(f, argv);
 	assert_int_equal(run_bin(f, argv), 0);
 	assert_true(file_has(f->err, "resuming at byte"));
 	assert_true(file_has(f->err, "(resumed at byte"));
@@ -110,19 +113,9 @@ static void status_of_a_killed_one_shot_says_the_checkpoint_it_resumes_from(void
 	char want[128], *text, *left, *stale;
 	unsigned long long done = 0;
 	glob_t g;
-	pid_t pid;
-	int rc;
 
 	make_src(f, "src", 256 << 20, 100);
-	pid = spawn(f, argv);
-	usleep(700000);
-	kill(pid, SIGTERM);
-	rc = wait_exit(pid, 60);
-	if (rc == 0) {
-		print_message("skipped: the copy finished before SIGTERM arrived\n");
-		skip();
-	}
-	assert_int_equal(rc, 3);
+	stop_part_way(f, argv);
 	text = slurp(f->err);
 	left = strstr(text, "stopped at byte ");
 	assert_non_null(left);
