@@ -4,6 +4,7 @@
 #
 #   sum FILE                  its sha256
 #   same A B                  both exist and are byte-identical (sha256)
+#   flip FILE OFFSET          16 bytes there inverted (changed whatever they were), synced
 #   st FILE PIPELINE KEY      KEY of PIPELINE in status file FILE ("" if none)
 #   ck FILE KEY               KEY of a checkpoint file (state, done, total)
 #   dst DEVICE KEY            KEY of [device DEVICE] in the status file ("" if none)
@@ -28,6 +29,15 @@ SYSCONF_DAEMON="engine = bpf"
 
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 same() { [ -f "$1" ] && [ -f "$2" ] && [ "$(sum "$1")" = "$(sum "$2")" ]; }
+flip() {
+	python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+off = int(sys.argv[2])
+b = os.pread(fd, 16, off)
+os.pwrite(fd, bytes(x ^ 0xFF for x in b), off)
+os.fsync(fd)' "$1" "$2"
+}
 
 st() {
 	awk -v p="$2" -v k="$3" -F= '

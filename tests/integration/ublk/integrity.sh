@@ -188,15 +188,6 @@ dd if="$T/pattern" of="$LIN" bs=1M count=16 oflag=direct conv=fsync status=none
 dd if="$T/pattern" of="$STR" bs=1M count=16 oflag=direct conv=fsync status=none
 
 # ---- a block altered on a member behind the daemon's back ----
-flip() {	# FILE OFFSET: 16 bytes there inverted
-	python3 -c '
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR)
-off = int(sys.argv[2])
-b = os.pread(fd, 16, off)
-os.pwrite(fd, bytes(x ^ 0xFF for x in b), off)
-os.fsync(fd)' "$1" "$2"
-}
 # linear: device block 300 is l0's block 300
 flip "$T/l0" $((300 * 4096 + 100))
 m0=$(dst ilin mismatches)
