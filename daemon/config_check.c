@@ -92,15 +92,17 @@ void pipeline_resolve(struct parse_state *st, struct pipeline_config *pc)
 		break;
 	}
 
+	/* at the destination's own line, as a device's repeated backing is */
 	for (int i = 0; i < pc->nr_dests; i++) {
 		for (int j = 0; j < pc->nr_sources; j++)
 			if (!strcmp(pc->dests[i], pc->sources[j]))
-				add_error(st, pc->line,
-					  "destination '%s' is also a source", pc->dests[i]);
+				add_error_pair(st, pc->dest_line[i] ?: pc->line, "", pc->source_line[j],
+					       "destination '%s' is also a source", pc->dests[i]);
 		for (int j = 0; j < i; j++)
 			if (!strcmp(pc->dests[i], pc->dests[j]))
-				add_error(st, pc->line,
-					  "destination '%s' is listed twice", pc->dests[i]);
+				add_error_pair(st, pc->dest_line[i] ?: pc->line, "first at ",
+					       pc->dest_line[j], "destination '%s' is listed twice",
+					       pc->dests[i]);
 	}
 
 	if (pc->transform == TRANSFORM_STRIPE ||
@@ -146,13 +148,8 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg)
 	for (int i = 0; i < cfg->nr_pipelines && !ret; i++) {
 		st->sec = SEC_PIPELINE;
 		st->cur = &cfg->pipelines[i];
-		/* a file's other line helps; a one-shot's text has no lines to name */
-		if (claims_self_conflict(&cl[i], &line, &first, why, sizeof(why))) {
-			if (st->origins)
-				add_error(st, line, "%s", why);
-			else
-				add_error(st, line, "%s (line %d)", why, first);
-		}
+		if (claims_self_conflict(&cl[i], &line, &first, why, sizeof(why)))
+			add_error_pair(st, line, "", first, "%s", why);
 		for (int j = 0; j < i; j++)
 			if (claims_conflict(&cl[i], &cl[j], &line, why, sizeof(why)))
 				add_error(st, line, "%s", why);

@@ -278,8 +278,9 @@ void device_resolve(struct parse_state *st, struct device_config *dc)
 	for (int i = 0; i < dc->nr_backing; i++)
 		for (int j = 0; j < i; j++)
 			if (!strcmp(dc->backing[i], dc->backing[j]))
-				add_error(st, dc->backing_line[i], "backing '%s' is listed twice "
-					  "(first at line %d)", dc->backing[i], dc->backing_line[j]);
+				add_error_pair(st, dc->backing_line[i], "first at ",
+					       dc->backing_line[j], "backing '%s' is listed twice",
+					       dc->backing[i]);
 	if (dc->key_line[K_SIZE] && !(dc->key_valid & (1ull << K_SIZE)))
 		return;
 	device_check_members(st, dc);

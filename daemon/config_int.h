@@ -174,6 +174,12 @@ int pipelines_check_claims(struct parse_state *st, struct daemon_config *cfg);
 /* one "FILE:LINE: [section]: ..." message */
 void add_error(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * add_error() about @line and the earlier @other it clashes with: "...
+ * (@what line N)", N named only where lines are a file's (not a one-shot's)
+ */
+void add_error_pair(struct parse_state *st, int line, const char *what, int other,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int errors_push(struct config_errors *errs, char *msg);
 /* the same for a line that is taken, but likely not as meant */
 void add_warning(struct parse_state *st, int line, const char *fmt, ...)

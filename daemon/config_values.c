@@ -78,6 +78,21 @@ void add_error(struct parse_state *st, int line, const char *fmt, ...)
 		st->oom = 1;
 }
 
+void add_error_pair(struct parse_state *st, int line, const char *what, int other,
+		    const char *fmt, ...)
+{
+	char body[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	if (st->origins || other <= 0)
+		add_error(st, line, "%s", body);
+	else
+		add_error(st, line, "%s (%sline %d)", body, what, other);
+}
+
 void add_warning(struct parse_state *st, int line, const char *fmt, ...)
 {
 	struct config_errors *errs = st->errs;

@@ -728,11 +728,12 @@ static void gather_key_needs_transform_gather(void **state)
 static void a_destination_may_not_be_a_source_or_repeat(void **state)
 {
 	(void)state;
+	/* at the destination's line, naming the other (they said line 1, the header) */
 	expect_error("[pipeline p]\ntransform = copy\nsource = /s\ndestination = /s\n",
-		     "test.conf:1: [pipeline p]: destination '/s' is also a source");
+		     "test.conf:4: [pipeline p]: destination '/s' is also a source (line 3)");
 	expect_error("[pipeline p]\ntransform = mirror\nsource = /s\ndestination = /a\n"
 		     "destination = /a\n",
-		     "test.conf:1: [pipeline p]: destination '/a' is listed twice");
+		     "test.conf:5: [pipeline p]: destination '/a' is listed twice (first at line 4)");
 }
 
 static void at_most_sixteen_destinations(void **state)
