@@ -46,6 +46,12 @@ enum iou_op_id {
 #define IOU_SUMS_MAX		(1u << 17)
 #define IOU_SUMS_DEVICES	(IOU_SUMS_MAX - 16384)
 
+/* a zero-copy integrity queue's entries: a sum per 4 KiB of every tag's buffer */
+static inline __u64 iou_sums_per_queue(__u32 depth, __u32 io_bytes)
+{
+	return (__u64)depth * (io_bytes / 4096);
+}
+
 /*
  * where the op id sits in sqe->bpf_op_flags: the patched uapi's
  * IORING_BPF_OP_SHIFT, which vmlinux.h (the program's view) does not carry

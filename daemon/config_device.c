@@ -340,7 +340,7 @@ static void devices_check_sums(struct parse_state *st, const struct daemon_confi
 
 	for (int i = 0; i < cfg->nr_devices; i++) {
 		const struct device_config *dc = &cfg->devices[i];
-		uint64_t n = (uint64_t)dc->nr_queues * dc->queue_depth * (dc->max_io_size / 4096);
+		uint64_t n = dc->nr_queues * iou_sums_per_queue(dc->queue_depth, dc->max_io_size);
 
 		if (dc->integrity == CHECKSUM_NONE || dc->data_path == DATA_PATH_COPY)
 			continue;
