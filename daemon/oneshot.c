@@ -111,20 +111,21 @@ static char *canonical(const char *p)
 }
 
 /*
- * Why @p cannot go into the configuration text as it is, or NULL: the
- * parser would end the value at a line break, cut it at ' ;' (a comment)
- * and drop its trailing blanks or CR, and so name another file
+ * Why @p (a path, or an option's value) cannot go into the configuration
+ * text as it is, or NULL: the parser would end the value at a line break
+ * (the rest a line of its own), cut it at ' ;' (a comment) and drop its
+ * trailing blanks or CR, and so take another file or value
  */
-static const char *path_unfit(const char *p)
+static const char *value_unfit(const char *p)
 {
 	size_t n = strlen(p);
 
 	if (strpbrk(p, "\n\r"))
-		return "a path with a newline or carriage return is not taken";
+		return "a value with a newline or carriage return is not taken";
 	if (strstr(p, " ;") || strstr(p, "\t;"))
-		return "a path with ' ;' is not taken (a configuration cuts a value there)";
+		return "a value with ' ;' is not taken (a configuration cuts a value there)";
 	if (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-		return "a path ending in a blank is not taken (a configuration drops it)";
+		return "a value ending in a blank is not taken (a configuration drops it)";
 	return NULL;
 }
 
@@ -215,13 +216,26 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 		usage_line(verb);
 		return DAEMON_EXIT_USAGE;
 	}
+	/* a value is one line of the text: a newline in it would add lines of its own */
+	const char *const values[][2] = {
+		{ "--engine", engine }, { "--block-size", bs }, { "--queue-depth", qd },
+		{ "--unit", unit },
+	};
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		const char *unfit = values[i][1] ? value_unfit(values[i][1]) : NULL;
+
+		if (unfit) {
+			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, values[i][0], unfit);
+			return DAEMON_EXIT_USAGE;
+		}
+	}
 	/* gather reads many and writes one; the others read one and write many */
 	ndst = !strcmp(verb, "gather") ? 1 : nfiles - 1;
 
 	if (state) {
 		char *p = *state ? config_absolute_path(state) : NULL;
 		const char *unfit = !*state ? "an empty path is not taken" :
-				    p ? path_unfit(p) : strerror(ENOMEM);
+				    p ? value_unfit(p) : strerror(ENOMEM);
 
 		if (unfit) {
 			fprintf(stderr, "iou-offloadd %s: --state-dir '%s': %s\n", verb, state,
@@ -257,7 +271,7 @@ int oneshot_parse(int argc, char **argv, struct daemon_options *opts)
 	for (int i = optind; i < argc; i++) {
 		bool dst = i >= argc - ndst;
 		char *p = canonical(argv[i]);
-		const char *unfit = p ? path_unfit(p) : strerror(ENOMEM);
+		const char *unfit = p ? value_unfit(p) : strerror(ENOMEM);
 
 		if (unfit) {
 			fprintf(stderr, "iou-offloadd %s: %s: %s\n", verb, argv[i], unfit);

@@ -332,6 +332,24 @@ static void a_bad_option_value_names_the_option_and_its_key(void **state)
  * a value at ' ;', drops its trailing blanks and a CR at its end: "keep ;old"
  * or "keep " wrote over the file "keep" instead
  */
+/*
+ * an option's value is one line of the text too: a newline in it added a
+ * line of its own (--block-size=$'64K\ndirect = yes' copied with O_DIRECT)
+ */
+static void an_option_value_the_config_text_would_change_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	make_src(f, "src", 4096, 99);
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", "--block-size", "64K\ndirect = yes",
+					    p(f, "src"), p(f, "dst"))), 2);
+	assert_true(file_has(f->err, "--block-size: a value with a newline"));
+	assert_int_equal(run_bin(f, ONESHOT(f, "copy", "--engine", "uring ;x", p(f, "src"),
+					    p(f, "dst"))), 2);
+	assert_true(file_has(f->err, "--engine: a value with ' ;' is not taken"));
+	assert_int_equal(access(p(f, "dst"), F_OK), -1);
+}
+
 static void a_path_the_config_text_would_change_is_refused_not_cut(void **state)
 {
 	struct fx *f = *state;
@@ -517,6 +535,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(an_unknown_option_is_named_with_the_command,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_bad_option_value_names_the_option_and_its_key,
+						fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(an_option_value_the_config_text_would_change_is_refused,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(a_path_the_config_text_would_change_is_refused_not_cut,
 						fx_setup, fx_teardown),
